@@ -1,0 +1,60 @@
+# mlckit — developer entry points.
+#
+#   make lab    set everything up (first time) and start JupyterLab on notebooks/
+#   make test   set everything up (first time) and run every test (tests/ + notebooks)
+#   make lint   ruff over the package and the tests
+#   make clean  remove the virtual environment and caches
+#
+# The virtual environment lives in .venv/ and is rebuilt whenever pyproject.toml changes.
+
+PYTHON  ?= python3
+VENV    := .venv
+VPY     := $(VENV)/bin/python
+STAMP   := $(VENV)/.installed
+# notebooks are executed and compared with their stored outputs (nbval); addresses and
+# timings are masked by .ci/nbval_sanitize.cfg
+NBVAL   ?= --nbval --nbval-current-env --nbval-sanitize-with .ci/nbval_sanitize.cfg
+NOTEBOOKS := $(shell find notebooks -name '*.ipynb' -not -path '*/.ipynb_checkpoints/*' 2>/dev/null)
+PYTEST_ARGS ?=
+LAB_ARGS ?=
+
+.PHONY: all venv .venv lab test lint sysdeps clean
+
+all: test
+
+# `make .venv` / `make venv`: (re)create the environment only when it is out of date.
+venv .venv: $(STAMP)
+
+# mlckit/__init__.py is a prerequisite when it exists, so an install made before the package
+# had one (a namespace-package editable install) is redone once it appears.
+$(STAMP): pyproject.toml $(wildcard mlckit/__init__.py)
+	@$(PYTHON) -m venv --help >/dev/null 2>&1 || { \
+	  echo "error: '$(PYTHON) -m venv' is unavailable; on Debian/Ubuntu: sudo apt-get install python3-venv" >&2; exit 1; }
+	test -x $(VPY) || $(PYTHON) -m venv $(VENV)
+	$(VPY) -m pip install --upgrade pip
+	$(VPY) -m pip install -e '.[dev]'
+	touch $@
+
+# Best effort: the graphviz `dot` binary draws graph views; everything else works without it.
+sysdeps:
+	@if command -v dot >/dev/null 2>&1; then :; \
+	elif [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then \
+	  (apt-get update && apt-get install -y graphviz) || echo "warning: could not install graphviz; graph views will be unavailable" >&2; \
+	elif command -v sudo >/dev/null 2>&1 && command -v apt-get >/dev/null 2>&1 && sudo -n true 2>/dev/null; then \
+	  (sudo apt-get update && sudo apt-get install -y graphviz) || echo "warning: could not install graphviz; graph views will be unavailable" >&2; \
+	else \
+	  echo "warning: graphviz 'dot' not found (install the graphviz package for graph views)" >&2; \
+	fi
+
+lab: $(STAMP) sysdeps
+	$(VENV)/bin/jupyter lab notebooks/ $(LAB_ARGS)
+
+test: $(STAMP)
+	$(VPY) -m pytest tests $(if $(NOTEBOOKS),notebooks $(NBVAL)) $(PYTEST_ARGS)
+
+lint: $(STAMP)
+	$(VENV)/bin/ruff check mlckit tests
+
+clean:
+	rm -rf $(VENV) build dist *.egg-info .pytest_cache .hypothesis .ruff_cache
+	find . -name __pycache__ -type d -prune -not -path './.git/*' -exec rm -rf {} +

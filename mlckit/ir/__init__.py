@@ -1,0 +1,7 @@
+"""IR infrastructure shared by TIR and Relax: nodes, modules, ops, equality, diagnostics."""
+
+from .diagnostics import DiagnosticError
+from .module import GlobalVar, IRModule
+from .node import Node, Span, node
+from .op import Op, register_op
+from .structural import assert_structural_equal, structural_equal, structural_hash

@@ -1,0 +1,59 @@
+"""The operator registry: ``Op.get("relax.call_tir")``, with per-op attributes.
+
+An op is registered once, with its attributes (struct-info inference, purity, legalization
+…) set by the module that defines it::
+
+    call_tir = register_op("relax.call_tir", num_inputs=2, purity=True)
+    call_tir.set_attr("FInferStructInfo", infer_call_tir)
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from .node import Node, node
+
+
+@node
+class Op(Node):
+    """A primitive operator, interned by name."""
+
+    name: str
+    attrs: dict[str, Any] = None  # type: ignore[assignment]
+
+    def get_attr(self, key: str, default: Any = None) -> Any:
+        return self.attrs.get(key, default)
+
+    def set_attr(self, key: str, value: Any) -> Op:
+        self.attrs[key] = value
+        return self
+
+    @staticmethod
+    def get(name: str) -> Op:
+        try:
+            return _OPS[name]
+        except KeyError:
+            raise KeyError(f"operator {name!r} is not registered") from None
+
+    @staticmethod
+    def list_names() -> list[str]:
+        return sorted(_OPS)
+
+    def __hash__(self):
+        return hash(("Op", self.name))
+
+    def _structural_key(self) -> str:
+        return self.name
+
+
+Op._eq_ignore = ("attrs",)
+_OPS: dict[str, Op] = {}
+
+
+def register_op(name: str, **attrs) -> Op:
+    """Register (or fetch) the op ``name`` and set ``attrs`` on it."""
+    op = _OPS.get(name)
+    if op is None:
+        op = _OPS[name] = Op(name, {})
+    op.attrs.update(attrs)
+    return op

@@ -1,0 +1,240 @@
+"""Relax expressions, bindings and functions (names as in ``tvm.relax``).
+
+Every expression has a ``struct_info``: given for Vars, computed (and cached) for the rest
+by ``mlckit.relax.analysis.infer_struct_info``.
+
+Example::
+
+    x = Var("x", TensorStructInfo([n, 784], "float32"))
+    call = call_tir(gv, [x, w], TensorStructInfo([n, 128], "float32"))
+"""
+
+from __future__ import annotations
+
+from typing import Any, ClassVar
+
+import numpy as np
+
+from mlckit.ir.node import Node, node
+from mlckit.tir.expr import PrimExpr, convert
+
+from .struct_info import StructInfo, _as_dim
+
+
+@node
+class Expr(Node):
+    """Base of Relax expressions."""
+
+    struct_info_: ClassVar[StructInfo | None] = None  # cache, set per instance
+
+    @property
+    def struct_info(self) -> StructInfo:
+        sinfo = self.__dict__.get("struct_info_")
+        if sinfo is None:
+            from .analysis import infer_struct_info
+
+            sinfo = infer_struct_info(self)
+            self.__dict__["struct_info_"] = sinfo
+        return sinfo
+
+    __hash__ = object.__hash__
+
+
+@node
+class Var(Expr):
+    """A variable, bound by a function parameter or a binding."""
+
+    name_hint: str
+    struct_info_: StructInfo | None = None  # type: ignore[misc]
+
+    _is_var = True
+    _eq_ignore = ("name_hint",)
+
+    @property
+    def struct_info(self) -> StructInfo:
+        if self.struct_info_ is None:
+            raise ValueError(f"variable {self.name_hint!r} has no struct info yet")
+        return self.struct_info_
+
+    __hash__ = object.__hash__
+
+
+@node
+class DataflowVar(Var):
+    """A variable local to a dataflow block (not visible after it, unless output)."""
+
+    __hash__ = object.__hash__
+
+
+@node
+class Constant(Expr):
+    """A constant tensor (weights bound by BindParams, ``R.const``)."""
+
+    data: np.ndarray
+
+    def __post_init__(self):
+        self.data = np.asarray(self.data)
+
+
+@node
+class PrimValue(Expr):
+    """A scalar TIR expression as a Relax value (``R.prim_value(n)``)."""
+
+    value: PrimExpr
+
+    def __post_init__(self):
+        self.value = convert(self.value)
+
+
+@node
+class StringImm(Expr):
+    value: str
+
+
+@node
+class DataTypeImm(Expr):
+    value: str
+
+
+@node
+class ShapeExpr(Expr):
+    """A shape value ``R.shape([n, 128])``: int64 PrimExprs."""
+
+    values: list
+
+    def __post_init__(self):
+        self.values = [_as_dim(v) for v in self.values]
+
+    def __getitem__(self, i):
+        return self.values[i]
+
+    def __len__(self):
+        return len(self.values)
+
+
+@node
+class Tuple(Expr):
+    fields: list
+
+    def __post_init__(self):
+        self.fields = list(self.fields)
+
+    def __getitem__(self, i):
+        return self.fields[i]
+
+    def __len__(self):
+        return len(self.fields)
+
+
+@node
+class TupleGetItem(Expr):
+    tuple_value: Expr
+    index: int
+
+
+@node
+class Call(Expr):
+    """``op(*args)``: op is an Op, a GlobalVar, an ExternFunc or a Var holding a function.
+
+    ``sinfo_args`` carry struct infos the op needs (``out_sinfo`` of ``call_tir``)."""
+
+    op: Any
+    args: list
+    attrs: Any = None
+    sinfo_args: list = None  # type: ignore[assignment]
+
+    def __post_init__(self):
+        self.args = list(self.args)
+        self.sinfo_args = list(self.sinfo_args or [])
+
+
+@node
+class If(Expr):
+    cond: Expr
+    true_branch: Expr
+    false_branch: Expr
+
+
+@node
+class ExternFunc(Expr):
+    """A function found by name in the global function registry at run time."""
+
+    global_symbol: str
+
+
+# -- bindings and blocks -------------------------------------------------------------------
+@node
+class Binding(Node):
+    """Base of bindings."""
+
+
+@node
+class VarBinding(Binding):
+    """``var = value``."""
+
+    var: Var
+    value: Expr
+
+    _def_fields = ("var",)
+    _eq_order = ("value", "var")
+
+
+@node
+class MatchCast(Binding):
+    """``var = R.match_cast(value, struct_info)``: checks value at run time, binds new
+    symbolic variables that appear first in ``struct_info``."""
+
+    var: Var
+    value: Expr
+    struct_info: StructInfo
+
+    _def_fields = ("var", "struct_info")
+    _eq_order = ("value", "struct_info", "var")
+
+
+@node
+class BindingBlock(Node):
+    bindings: list
+
+    def __post_init__(self):
+        self.bindings = list(self.bindings)
+
+
+@node
+class DataflowBlock(BindingBlock):
+    """A side-effect-free block (``with R.dataflow():``)."""
+
+
+@node
+class SeqExpr(Expr):
+    """Binding blocks followed by a result expression."""
+
+    blocks: list
+    body: Expr
+
+    def __post_init__(self):
+        self.blocks = list(self.blocks)
+
+
+@node
+class Function(Expr):
+    """A Relax function (``@R.function``)."""
+
+    params: list
+    body: Expr
+    ret_struct_info: StructInfo | None = None
+    is_pure: bool = True
+    attrs: dict = None  # type: ignore[assignment]
+
+    _def_fields = ("params",)
+    _eq_order = ("params", "ret_struct_info", "is_pure", "attrs", "body")
+
+    def __post_init__(self):
+        self.params = list(self.params)
+        self.attrs = dict(self.attrs or {})
+
+    def with_attr(self, key: str, value: Any) -> Function:
+        return self.replace(attrs={**self.attrs, key: value})
+
+    def without_attr(self, key: str) -> Function:
+        return self.replace(attrs={k: v for k, v in self.attrs.items() if k != key})

@@ -1,0 +1,119 @@
+"""Relax StructInfo: what is known statically about a value (its shape, dtype, kind).
+
+Example::
+
+    TensorStructInfo([n, 128], "float32")   # R.Tensor((n, 128), "float32")
+    TupleStructInfo([ShapeStructInfo(ndim=2), ObjectStructInfo()])
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from mlckit.ir.node import Node, node
+from mlckit.tir import dtype as dt
+from mlckit.tir.expr import PrimExpr, convert
+
+
+@node
+class StructInfo(Node):
+    """Base of struct infos."""
+
+
+@node
+class ObjectStructInfo(StructInfo):
+    """Any value (``R.Object``)."""
+
+
+@node
+class PrimStructInfo(StructInfo):
+    """A scalar of ``dtype``, possibly with a known ``value`` (``R.Prim("int64")``)."""
+
+    dtype: str = "int64"
+    value: PrimExpr | None = None
+
+    def __post_init__(self):
+        self.dtype = dt.check_dtype(self.dtype)
+
+
+@node
+class ShapeStructInfo(StructInfo):
+    """A shape value: known ``values`` (PrimExprs) or only its ``ndim`` (-1: unknown)."""
+
+    values: list | None = None
+    ndim: int = -1
+
+    def __post_init__(self):
+        if self.values is not None:
+            self.values = [_as_dim(v) for v in self.values]
+            self.ndim = len(self.values)
+
+
+@node
+class TensorStructInfo(StructInfo):
+    """A tensor: ``shape`` (a ShapeExpr, a shape Var, or None), ``dtype`` and ``ndim``.
+
+    ``TensorStructInfo([1, 784], "float32")`` accepts a list of dims for the shape.
+    """
+
+    shape: Any = None
+    dtype: str = "float32"
+    ndim: int = -1
+    vdevice: Any = None
+
+    def __post_init__(self):
+        if self.dtype not in ("", None):
+            self.dtype = dt.check_dtype(self.dtype)
+        else:
+            self.dtype = ""  # unknown dtype
+        if isinstance(self.shape, (list, tuple)):
+            from .expr import ShapeExpr
+
+            self.shape = ShapeExpr(list(self.shape))
+        if self.shape is not None:
+            from .expr import ShapeExpr
+
+            if isinstance(self.shape, ShapeExpr):
+                self.ndim = len(self.shape.values)
+            else:
+                sinfo = getattr(self.shape, "struct_info_", None)
+                if isinstance(sinfo, ShapeStructInfo):
+                    self.ndim = sinfo.ndim
+
+    @property
+    def dims(self) -> list | None:
+        """The dims as PrimExprs when the shape is a ShapeExpr, else None."""
+        from .expr import ShapeExpr
+
+        return list(self.shape.values) if isinstance(self.shape, ShapeExpr) else None
+
+
+@node
+class TupleStructInfo(StructInfo):
+    fields: list
+
+    def __post_init__(self):
+        self.fields = list(self.fields)
+
+
+@node
+class FuncStructInfo(StructInfo):
+    """A function's signature: ``params`` struct infos (None: opaque) and ``ret``."""
+
+    params: list | None
+    ret: StructInfo
+    purity: bool = True
+
+    @staticmethod
+    def opaque_func(ret: StructInfo | None = None, purity: bool = False) -> FuncStructInfo:
+        return FuncStructInfo(None, ret or ObjectStructInfo(), purity)
+
+
+def _as_dim(value) -> PrimExpr:
+    """Shape dims are int64 in Relax: Python ints become int64 constants."""
+    if isinstance(value, int) and not isinstance(value, bool):
+        return convert(value, "int64")
+    value = convert(value)
+    if not isinstance(value, PrimExpr):
+        raise TypeError(f"a shape dimension must be an int or a TIR expression, got {value!r}")
+    return value

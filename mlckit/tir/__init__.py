@@ -1,0 +1,16 @@
+"""TensorIR: the loop-level IR of mlckit (names as in ``tvm.tir``)."""
+
+from . import dtype
+from .buffer import Buffer, BufferRegion, MatchBufferRegion, decl_buffer
+from .expr import (
+    EQ, GE, GT, LE, LT, NE, Add, And, BinaryOpExpr, BufferLoad, Call, Cast, CmpExpr, Div,
+    FloatImm, FloorDiv, FloorMod, IntImm, IterVar, IterVarType, Let, Max, Min, Mod, Mul, Not,
+    Or, PrimExpr, Range, Select, SizeVar, StringImm, Sub, Var, cast, const, convert,
+)
+from .function import PrimFunc
+from .op import *  # noqa: F403 - the intrinsics: exp, log, sqrt, ...
+from .op import call_intrin, if_then_else, max_value, min_value
+from .stmt import (
+    Allocate, AssertStmt, AttrStmt, Block, BlockRealize, BufferStore, DeclBuffer, Evaluate,
+    For, ForKind, IfThenElse, LetStmt, SeqStmt, Stmt, While, stmt_seq,
+)

@@ -1,0 +1,37 @@
+"""PrimFunc: a TensorIR function with buffer parameters."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from mlckit.ir.node import Node, node
+
+from .stmt import Stmt
+
+
+@node
+class PrimFunc(Node):
+    """A TIR function.  ``params`` are Vars (handles or scalars); ``buffer_map`` binds a
+    handle parameter to the Buffer it points to."""
+
+    params: list
+    body: Stmt
+    ret_type: Any = None
+    buffer_map: dict = None  # type: ignore[assignment]
+    attrs: dict = None  # type: ignore[assignment]
+
+    _def_fields = ("params", "buffer_map")
+    _eq_order = ("params", "buffer_map", "ret_type", "attrs", "body")
+
+    def __post_init__(self):
+        self.params = list(self.params)
+        self.buffer_map = dict(self.buffer_map or {})
+        self.attrs = dict(self.attrs or {})
+
+    __hash__ = object.__hash__
+
+    def with_attr(self, key: str, value: Any) -> PrimFunc:
+        return self.replace(attrs={**self.attrs, key: value})
+
+    def without_attr(self, key: str) -> PrimFunc:
+        return self.replace(attrs={k: v for k, v in self.attrs.items() if k != key})

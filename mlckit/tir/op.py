@@ -1,0 +1,113 @@
+"""TIR intrinsics: math functions and helpers callable in scripts as ``T.exp(x)`` etc."""
+
+from __future__ import annotations
+
+from mlckit.ir.op import Op, register_op
+
+from . import dtype as dt
+from .expr import (
+    Call,
+    PrimExpr,
+    Select,
+    cast,
+    const,
+    convert,
+    floordiv,
+    floormod,
+    max_expr,
+    min_expr,
+    truncdiv,
+    truncmod,
+)
+
+# Unary float intrinsics: one registered op each, named "tir.<name>".
+UNARY_MATH = (
+    "exp", "exp2", "exp10", "log", "log2", "log10", "log1p", "sqrt", "rsqrt", "tanh", "sigmoid",
+    "erf", "fabs", "floor", "ceil", "round", "trunc", "nearbyint", "sin", "cos", "tan", "asin",
+    "acos", "atan", "sinh", "cosh", "isnan", "isinf", "isfinite",
+)
+BINARY_MATH = ("pow", "atan2", "fmod", "hypot", "copysign", "nextafter")
+PREDICATES = ("isnan", "isinf", "isfinite")
+
+for _name in UNARY_MATH + BINARY_MATH + ("if_then_else",):
+    register_op(f"tir.{_name}", num_inputs=3 if _name == "if_then_else" else None)
+
+
+def call_intrin(dtype: str, name: str, *args) -> Call:
+    """A call of the registered intrinsic ``name`` (``"tir.exp"``) returning ``dtype``."""
+    return Call(dtype, Op.get(name), [convert(a) for a in args])
+
+
+def _float_arg(name: str, x) -> PrimExpr:
+    x = convert(x)
+    if not isinstance(x, PrimExpr):
+        raise TypeError(f"T.{name} expects a TIR expression, got {type(x).__name__}")
+    return x
+
+
+def _unary(name: str):
+    def intrinsic(x):
+        x = _float_arg(name, x)
+        return call_intrin("bool" if name in PREDICATES else x.dtype, f"tir.{name}", x)
+
+    intrinsic.__name__ = name
+    intrinsic.__doc__ = f"``T.{name}(x)``: the {name} intrinsic (``tir.{name}``)."
+    return intrinsic
+
+
+def _binary(name: str):
+    def intrinsic(x, y):
+        x = _float_arg(name, x)
+        y = convert(y, x.dtype)
+        return call_intrin(x.dtype, f"tir.{name}", x, y)
+
+    intrinsic.__name__ = name
+    intrinsic.__doc__ = f"``T.{name}(x, y)``: the {name} intrinsic (``tir.{name}``)."
+    return intrinsic
+
+
+INTRINSICS = {name: _unary(name) for name in UNARY_MATH}
+INTRINSICS.update({name: _binary(name) for name in BINARY_MATH})
+globals().update(INTRINSICS)
+
+
+def abs(x) -> PrimExpr:  # noqa: A001 - TVM's name
+    """``|x|``: ``fabs`` for floats, a Select for integers (as TVM)."""
+    x = _float_arg("abs", x)
+    if dt.is_float(x.dtype):
+        return call_intrin(x.dtype, "tir.fabs", x)
+    if dt.is_uint(x.dtype):
+        return x
+    return Select(x >= 0, x, -x)
+
+
+def if_then_else(cond, t, f) -> PrimExpr:
+    """``cond ? t : f`` evaluating only the chosen side (``tir.if_then_else``)."""
+    t = convert(t)
+    f = convert(f, getattr(t, "dtype", None))
+    t = convert(t, getattr(f, "dtype", None))
+    return call_intrin(t.dtype, "tir.if_then_else", convert(cond), t, f)
+
+
+def min_value(dtype: str) -> PrimExpr:
+    """The smallest value of ``dtype`` as a constant."""
+    return const(dt.min_value(dt.check_dtype(dtype)), dtype)
+
+
+def max_value(dtype: str) -> PrimExpr:
+    """The largest value of ``dtype`` as a constant."""
+    return const(dt.max_value(dt.check_dtype(dtype)), dtype)
+
+
+def min(a, b) -> PrimExpr:  # noqa: A001 - TVM's name
+    return min_expr(a, b)
+
+
+def max(a, b) -> PrimExpr:  # noqa: A001 - TVM's name
+    return max_expr(a, b)
+
+
+__all__ = [
+    "abs", "call_intrin", "cast", "floordiv", "floormod", "if_then_else", "max", "max_value",
+    "min", "min_value", "truncdiv", "truncmod", *INTRINSICS,
+]
