@@ -11,7 +11,7 @@ Example::
 
 from __future__ import annotations
 
-from typing import Any, ClassVar
+from typing import Any
 
 import numpy as np
 
@@ -25,7 +25,7 @@ from .struct_info import StructInfo, _as_dim
 class Expr(Node):
     """Base of Relax expressions."""
 
-    struct_info_: ClassVar[StructInfo | None] = None  # cache, set per instance
+    struct_info_ = None  # a cache, set per instance (not a field: derived from the fields)
 
     @property
     def struct_info(self) -> StructInfo:
