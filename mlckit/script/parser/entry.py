@@ -1,0 +1,138 @@
+"""Parser entry points: ``parse(program)``, ``from_source(text)`` and decorator helpers.
+
+A dialect decorator (``T.prim_func``, ``R.function``, ``I.ir_module``) is built with
+``script_decorator(token, ...)``: applied to a function or class it captures the Python
+names around it and parses its source; applied inside an ``@I.ir_module`` class body it
+returns the function untouched, because the module parses the whole class.
+"""
+
+from __future__ import annotations
+
+import ast
+import functools
+import sys
+from typing import Any
+
+from . import dispatch
+from .core import Parser
+from .source import Source
+
+
+def default_vars() -> dict[str, Any]:
+    """Names every script sees: the dialect modules and mlckit itself."""
+    import numpy
+
+    import mlckit
+    from mlckit.script import ir as I  # noqa: E741
+    from mlckit.script import relax as R
+    from mlckit.script import tir as T
+
+    return {"I": I, "T": T, "R": R, "tvm": mlckit, "mlckit": mlckit, "np": numpy, "numpy": numpy}
+
+
+def capture_env(depth: int) -> dict[str, Any]:
+    """Globals and locals of the frame ``depth`` levels above the caller (closures!)."""
+    frame = sys._getframe(depth + 1)
+    env = dict(frame.f_globals)
+    env.update(frame.f_locals)
+    return env
+
+
+def in_class_body(depth: int) -> bool:
+    """True when the frame ``depth`` levels above the caller is executing a class body."""
+    frame = sys._getframe(depth + 1)
+    return "__qualname__" in frame.f_locals and "__module__" in frame.f_locals
+
+
+def parse(program: Any, extra_vars: dict[str, Any] | None = None) -> Any:
+    """Parse a decorated function or class (or TVMScript text) into IR."""
+    if isinstance(program, str):
+        source = Source.from_string(program)
+    else:
+        source = Source.from_object(program)
+    env = default_vars()
+    env.update(extra_vars or {})
+    return Parser(source, env).parse()
+
+
+def from_source(text: str, extra_vars: dict[str, Any] | None = None) -> Any:
+    """Parse TVMScript from a string.
+
+    Example::
+
+        mod = from_source('''
+        @I.ir_module
+        class Module:
+            @T.prim_func
+            def main(A: T.Buffer((4,), "float32")):
+                for i in range(4):
+                    A[i] = A[i] + T.float32(1)
+        ''')
+    """
+    return parse(text, extra_vars)
+
+
+def script_decorator(token: str, finish=None, **defaults):
+    """Make a dialect decorator usable as ``@deco`` and ``@deco(key=value)``.
+
+    ``finish(result, kwargs)`` post-processes what the parser built (e.g. sets attributes).
+    The decorator (and the one ``@deco(...)`` returns) carries ``dispatch_token`` and
+    ``decorator_kwargs`` so that the parser knows the dialect and options of a def.
+    """
+
+    def make(kwargs):
+        def decorate(obj):
+            if in_class_body(1):
+                obj.__mlckit_token__ = token
+                return obj
+            env = default_vars()
+            env.update(capture_env(1))
+            result = Parser(Source.from_object(obj), env).parse()
+            return finish(result, kwargs) if finish else result
+
+        decorate.dispatch_token = token
+        decorate.decorator_kwargs = kwargs
+        return decorate
+
+    plain = make(dict(defaults))
+
+    @functools.wraps(plain)
+    def decorator(obj=None, **kwargs):
+        if obj is None:
+            return make({**defaults, **kwargs})
+        if in_class_body(1):
+            obj.__mlckit_token__ = token
+            return obj
+        env = default_vars()
+        env.update(capture_env(1))
+        result = Parser(Source.from_object(obj), env).parse()
+        return finish(result, dict(defaults)) if finish else result
+
+    decorator.dispatch_token = token
+    decorator.decorator_kwargs = dict(defaults)
+    return decorator
+
+
+# -- the "default" dialect: top-level defs pick their dialect from their decorator -----------
+@dispatch.register("default", "FunctionDef")
+@dispatch.register("default", "ClassDef")
+def _visit_decorated(parser: Parser, node: ast.FunctionDef | ast.ClassDef) -> Any:
+    token = parser.decorator_token(node)
+    if token is None or dispatch._HANDLERS.get((token, type(node).__name__)) is None:
+        kind = "class" if isinstance(node, ast.ClassDef) else "function"
+        parser.report_error(node, f"the {kind} {node.name!r} needs a TVMScript decorator: "
+                                  "@T.prim_func, @R.function or @I.ir_module")
+    with parser.with_dispatch_token(token):
+        return parser.visit(node)
+
+
+@dispatch.register("default", "Pass")
+def _visit_pass(parser: Parser, node: ast.Pass) -> None:
+    return None
+
+
+@dispatch.register("default", "Expr")
+def _visit_docstring(parser: Parser, node: ast.Expr) -> None:
+    if isinstance(node.value, ast.Constant) and isinstance(node.value.value, str):
+        return None  # a docstring
+    parser.report_error(node, "an expression statement is not supported here")
