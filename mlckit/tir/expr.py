@@ -97,7 +97,7 @@ class ExprOp:
 
     def __bool__(self):
         raise ValueError(
-            f"cannot use the truth value of the TIR expression {self.script()!r} in Python: "
+            f"cannot use the truth value of the TIR expression `{self!r}` in Python: "
             "use T.if_then_else / T.Select, or `if` inside a script"
         )
 
