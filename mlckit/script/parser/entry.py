@@ -13,9 +13,19 @@ import functools
 import sys
 from typing import Any
 
+from mlckit.ir.diagnostics import DiagnosticError
+
 from . import dispatch
 from .core import Parser
 from .source import Source
+
+
+def _run(source: Source, env: dict[str, Any]) -> Any:
+    """Parse; a DiagnosticError is re-raised without the parser's internal frames."""
+    try:
+        return Parser(source, env).parse()
+    except DiagnosticError as err:
+        raise err.with_traceback(None) from None
 
 
 def default_vars() -> dict[str, Any]:
@@ -46,13 +56,10 @@ def in_class_body(depth: int) -> bool:
 
 def parse(program: Any, extra_vars: dict[str, Any] | None = None) -> Any:
     """Parse a decorated function or class (or TVMScript text) into IR."""
-    if isinstance(program, str):
-        source = Source.from_string(program)
-    else:
-        source = Source.from_object(program)
+    source = Source.from_string(program) if isinstance(program, str) else Source.from_object(program)
     env = default_vars()
     env.update(extra_vars or {})
-    return Parser(source, env).parse()
+    return _run(source, env)
 
 
 def from_source(text: str, extra_vars: dict[str, Any] | None = None) -> Any:
@@ -87,7 +94,7 @@ def script_decorator(token: str, finish=None, **defaults):
                 return obj
             env = default_vars()
             env.update(capture_env(1))
-            result = Parser(Source.from_object(obj), env).parse()
+            result = _run(Source.from_object(obj), env)
             return finish(result, kwargs) if finish else result
 
         decorate.dispatch_token = token
@@ -105,7 +112,7 @@ def script_decorator(token: str, finish=None, **defaults):
             return obj
         env = default_vars()
         env.update(capture_env(1))
-        result = Parser(Source.from_object(obj), env).parse()
+        result = _run(Source.from_object(obj), env)
         return finish(result, dict(defaults)) if finish else result
 
     decorator.dispatch_token = token
