@@ -13,6 +13,7 @@ Example::
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 from mlckit.ir.node import Node, node
@@ -467,7 +468,7 @@ def _fold(cls, a, b):
         if cls is Mul:
             return const(x * y, a.dtype)
         if cls is FloorDiv and y != 0:
-            return const(x // y if is_int else float(np_floor(x / y)), a.dtype)
+            return const(x // y if is_int else float(math.floor(x / y)), a.dtype)
         if cls is FloorMod and y != 0 and is_int:
             return const(x % y, a.dtype)
         if cls is Min:
@@ -493,12 +494,6 @@ def _fold(cls, a, b):
     if cls is FloorMod and is_int and _is_const(b, 1):
         return const(0, a.dtype)
     return None
-
-
-def np_floor(x: float) -> float:
-    import math
-
-    return math.floor(x)
 
 
 def _binary(cls, a, b) -> PrimExpr:
