@@ -1,0 +1,43 @@
+"""The TVMScript printer: IR objects -> TVMScript text, in TVM v0.23's style.
+
+    script(obj, **options) -> str      # what Node.script() returns
+    show(obj, **options)               # print it, highlighted where that is possible
+    to_html(obj) -> str                # highlighted HTML (Node._repr_html_)
+
+Options are the fields of :class:`PrinterConfig` (``name``, ``verbose_expr``,
+``module_alias``, ``syntax_sugar``, ``indent_spaces`` …).
+
+Layout: ``doc.py`` (the Python-syntax docs), ``doc_printer.py`` (docs -> text),
+``core.py`` (frames, naming, dispatch), ``tir.py`` / ``relax.py`` / ``ir.py`` (one function
+per node class, registered with :func:`register`), ``highlight.py`` (pygments).
+"""
+
+from __future__ import annotations
+
+from . import ir, relax, tir  # noqa: F401 - register the per-dialect printers
+from .core import PrinterConfig, print_script, register
+from .highlight import html_text, show_text
+
+__all__ = ["PrinterConfig", "register", "script", "show", "to_html"]
+
+
+def script(obj, **options) -> str:
+    """The TVMScript text of ``obj`` (an IRModule, function, statement, expression …).
+
+    Example::
+
+        script(mod)                       # '# from tvm.script import ir as I\\n...'
+        script(i * 4 + 1)                 # 'i * 4 + 1'
+        script(func, name="mm_relu")      # print the function under another name
+    """
+    return print_script(obj, PrinterConfig(**options))
+
+
+def show(obj, style: str | None = None, **options) -> None:
+    """Print ``obj``'s TVMScript: highlighted in a notebook or terminal, plain otherwise."""
+    show_text(script(obj, **options), style=style)
+
+
+def to_html(obj, style: str | None = None, **options) -> str:
+    """``obj``'s TVMScript as highlighted HTML with inline styles (no JavaScript)."""
+    return html_text(script(obj, **options), style=style)
