@@ -5,6 +5,7 @@ from __future__ import annotations
 import ast
 import inspect
 import linecache
+import re
 import textwrap
 
 from mlckit.ir.node import Span
@@ -33,8 +34,11 @@ class Source:
     def from_object(obj) -> Source:
         """The source of a function or class defined in a file or a notebook cell."""
         try:
-            lines, start = inspect.getsourcelines(obj)
-            name = inspect.getsourcefile(obj) or inspect.getfile(obj)
+            if inspect.isclass(obj):
+                lines, start, name = _class_source(obj)
+            else:
+                lines, start = inspect.getsourcelines(obj)
+                name = inspect.getsourcefile(obj) or inspect.getfile(obj)
         except (OSError, TypeError) as err:
             raise OSError(
                 f"cannot read the source of {getattr(obj, '__name__', obj)!r}: TVMScript needs "
@@ -71,3 +75,31 @@ class Source:
             None if end_line is None else end_line + self.start_line - 1,
             None if end_col is None else end_col + 1 + self.col_offset,
         )
+
+
+def _class_source(cls) -> tuple[list[str], int, str]:
+    """Source lines, first line and file of a class.
+
+    ``inspect`` finds classes through their module's file, which fails for classes defined
+    in a notebook cell; a method's code object knows its cell, so start from there.
+    """
+    methods = [v for v in vars(cls).values() if hasattr(v, "__code__")]
+    if not methods:
+        lines, start = inspect.getsourcelines(cls)
+        return lines, start, inspect.getsourcefile(cls) or inspect.getfile(cls)
+    code = min((m.__code__ for m in methods), key=lambda c: c.co_firstlineno)
+    filename = code.co_filename
+    all_lines = linecache.getlines(filename)
+    if not all_lines:
+        raise OSError(f"no source for {filename}")
+    header = re.compile(rf"^(\s*)class\s+{re.escape(cls.__name__)}\b")
+    for index in range(min(code.co_firstlineno, len(all_lines)) - 1, -1, -1):
+        match = header.match(all_lines[index])
+        if match:
+            indent = match.group(1)
+            first = index
+            while first > 0 and all_lines[first - 1].startswith(indent + "@"):
+                first -= 1
+            body = inspect.getblock(all_lines[index:])
+            return all_lines[first:index] + list(body), first + 1, filename
+    raise OSError(f"could not find the definition of class {cls.__name__}")
