@@ -37,6 +37,25 @@ class Expr(Node):
             self.__dict__["struct_info_"] = sinfo
         return sinfo
 
+    # -- script sugar: ``tup[0]``, ``a, b = tup``, ``f(x)`` on a function-valued var ---------
+    def __getitem__(self, index: int):
+        """``tup[i]``: a TupleGetItem (Tuple and ShapeExpr index their own fields)."""
+        if isinstance(index, bool) or not isinstance(index, int):
+            raise TypeError(f"a Relax tuple is indexed by a Python int, got {index!r}")
+        return TupleGetItem(self, index)
+
+    def __iter__(self):
+        from .struct_info import TupleStructInfo
+
+        sinfo = self.struct_info
+        if not isinstance(sinfo, TupleStructInfo):
+            raise TypeError(f"cannot iterate over a Relax {type(self).__name__} that is not a tuple")
+        return iter([TupleGetItem(self, i) for i in range(len(sinfo.fields))])
+
+    def __call__(self, *args):
+        """Calling a function-valued expression builds a Call."""
+        return Call(self, list(args))
+
     __hash__ = object.__hash__
 
 
@@ -83,6 +102,8 @@ class PrimValue(Expr):
     value: PrimExpr
 
     def __post_init__(self):
+        if isinstance(self.value, int) and not isinstance(self.value, bool):
+            self.value = convert(self.value, "int64")  # as TVM: Python ints are int64 here
         self.value = convert(self.value)
 
 
@@ -108,6 +129,9 @@ class ShapeExpr(Expr):
     def __getitem__(self, i):
         return self.values[i]
 
+    def __iter__(self):
+        return iter(self.values)
+
     def __len__(self):
         return len(self.values)
 
@@ -121,6 +145,9 @@ class Tuple(Expr):
 
     def __getitem__(self, i):
         return self.fields[i]
+
+    def __iter__(self):
+        return iter(self.fields)
 
     def __len__(self):
         return len(self.fields)

@@ -77,7 +77,7 @@ class Buffer(Node):
                 raise IndexError(f"buffer {self.name!r}: slices with a step are not supported")
             start = convert(0 if index.start is None else index.start)
             stop = dim if index.stop is None else index.stop
-            return Range(start, convert(stop - start, getattr(start, "dtype", None)))
+            return Range(start, _simplified_extent(start, stop))
         index = convert(index)
         return Range(index, convert(1, index.dtype))
 
@@ -91,6 +91,20 @@ class Buffer(Node):
 
     def access_ptr(self, *args, **kwargs):
         raise NotImplementedError("access_ptr is not supported by mlckit")
+
+
+def _simplified_extent(start, stop):
+    """``stop - start``, folded to a constant when the two differ by one (``vi*4+4 - vi*4``
+    is 4), as TVM's ``Buffer.__getitem__`` simplifies it."""
+    from .analysis.block_access_region import Linear
+
+    extent = convert(stop - start, getattr(start, "dtype", None))
+    stop = convert(stop, getattr(start, "dtype", None))
+    if isinstance(start, PrimExpr) and isinstance(stop, PrimExpr) and isinstance(extent, PrimExpr):
+        diff = Linear.of(stop).sub(Linear.of(start))
+        if diff.is_const():
+            return convert(diff.const, extent.dtype)
+    return extent
 
 
 def _index_dtype(indices) -> str | None:

@@ -35,7 +35,13 @@ def default_vars() -> dict[str, Any]:
     import mlckit
     from mlckit.script import ir as I  # noqa: E741
     from mlckit.script import relax as R
-    from mlckit.script import tir as T
+
+    try:
+        from mlckit.script import tir as T
+    except ModuleNotFoundError as err:  # the TIR dialect is optional while it is being built
+        if err.name != "mlckit.script.tir":
+            raise
+        T = None  # noqa: N806
 
     return {"I": I, "T": T, "R": R, "tvm": mlckit, "mlckit": mlckit, "np": numpy, "numpy": numpy}
 
@@ -79,6 +85,24 @@ def from_source(text: str, extra_vars: dict[str, Any] | None = None) -> Any:
     return parse(text, extra_vars)
 
 
+def parse_decorated(obj: Any, token: str, finish=None, kwargs: dict | None = None,
+                    depth: int = 1) -> Any:
+    """What a dialect decorator does with the function or class ``obj`` it decorates.
+
+    ``depth`` counts the frames from the caller of ``parse_decorated`` up to the user's code
+    applying the decorator (1: the caller was called from it).  In a class body (an
+    ``@I.ir_module`` being defined) ``obj`` is returned marked with ``token``, since the module
+    parses the whole class; otherwise it is parsed with the names visible where it is defined.
+    """
+    if in_class_body(depth + 1):
+        obj.__mlckit_token__ = token
+        return obj
+    env = default_vars()
+    env.update(capture_env(depth + 1))
+    result = _run(Source.from_object(obj), env)
+    return finish(result, dict(kwargs or {})) if finish else result
+
+
 def script_decorator(token: str, finish=None, **defaults):
     """Make a dialect decorator usable as ``@deco`` and ``@deco(key=value)``.
 
@@ -89,13 +113,7 @@ def script_decorator(token: str, finish=None, **defaults):
 
     def make(kwargs):
         def decorate(obj):
-            if in_class_body(1):
-                obj.__mlckit_token__ = token
-                return obj
-            env = default_vars()
-            env.update(capture_env(1))
-            result = _run(Source.from_object(obj), env)
-            return finish(result, kwargs) if finish else result
+            return parse_decorated(obj, token, finish, kwargs, depth=1)
 
         decorate.dispatch_token = token
         decorate.decorator_kwargs = kwargs
@@ -107,13 +125,7 @@ def script_decorator(token: str, finish=None, **defaults):
     def decorator(obj=None, **kwargs):
         if obj is None:
             return make({**defaults, **kwargs})
-        if in_class_body(1):
-            obj.__mlckit_token__ = token
-            return obj
-        env = default_vars()
-        env.update(capture_env(1))
-        result = _run(Source.from_object(obj), env)
-        return finish(result, dict(defaults)) if finish else result
+        return parse_decorated(obj, token, finish, dict(defaults), depth=1)
 
     decorator.dispatch_token = token
     decorator.decorator_kwargs = dict(defaults)
