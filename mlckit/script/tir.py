@@ -1,0 +1,232 @@
+"""The ``T`` namespace of TVMScript: ``from mlckit.script import tir as T``.
+
+``@T.prim_func`` parses a Python function into a TIR PrimFunc::
+
+    @T.prim_func
+    def relu(A: T.Buffer((128,), "float32"), B: T.Buffer((128,), "float32")):
+        for i in range(128):
+            with T.block("B"):
+                vi = T.axis.spatial(128, i)
+                B[vi] = T.max(A[vi], T.float32(0))
+
+``@T.prim_func(private=True)`` leaves out the ``global_symbol`` attribute.  Called with no
+function inside an IRBuilder, ``T.prim_func()`` is the builder frame
+(``with T.prim_func(): ...``).  Everything else here is the TIR IRBuilder API
+(``T.block``, ``T.grid``, ``T.axis.remap`` …) and the TIR expression helpers (``T.exp``,
+``T.max``, ``T.Cast`` …), with TVM's names.
+"""
+
+from __future__ import annotations
+
+import inspect
+from typing import Any
+
+from mlckit.script.ir_builder.base import IRBuilder
+from mlckit.script.ir_builder.tir import frames as _frames
+from mlckit.script.ir_builder.tir.ir import (  # noqa: F401
+    Assert,
+    Else,
+    If,
+    Let,
+    LetStmt,
+    Then,
+    While,
+    alloc_buffer,
+    allocate,
+    arg,
+    attr,
+    axis,
+    block,
+    block_attr,
+    boolean,
+    buffer,
+    buffer_store,
+    decl_buffer,
+    env_thread,
+    evaluate,
+    float16,
+    float32,
+    float64,
+    func_attr,
+    func_name,
+    func_ret,
+    grid,
+    handle,
+    init,
+    int8,
+    int16,
+    int32,
+    int64,
+    launch_thread,
+    let,
+    match_buffer,
+    meta_var,
+    parallel,
+    reads,
+    sblock,
+    serial,
+    thread_binding,
+    uint8,
+    uint16,
+    uint32,
+    uint64,
+    unroll,
+    var,
+    vectorized,
+    where,
+    writes,
+)
+from mlckit.script.ir_builder.tir.ir import Buffer_ as Buffer  # noqa: F401
+from mlckit.tir import expr as _E
+from mlckit.tir import op as _op
+from mlckit.tir.expr import (  # noqa: F401
+    BufferLoad,
+    FloatImm,
+    IntImm,
+    IterVar,
+    PrimExpr,
+    Range,
+    SizeVar,
+    StringImm,
+)
+from mlckit.tir.op import *  # noqa: F401,F403 - exp, log, sqrt, tanh, sigmoid, erf, pow ...
+from mlckit.tir.op import (  # noqa: F401
+    abs,
+    call_intrin,
+    cast,
+    floordiv,
+    floormod,
+    if_then_else,
+    max,
+    max_value,
+    min,
+    min_value,
+    truncdiv,
+    truncmod,
+)
+
+from . import parser as _parser  # noqa: F401 - registers the TIR handlers
+
+bool = boolean  # noqa: A001 - TVM's T.bool
+fabs = _op.INTRINSICS["fabs"]
+
+
+# -- the decorator / frame --------------------------------------------------------------------
+class _PrimFuncSpec(_frames.PrimFuncFrame):
+    """What ``T.prim_func(...)`` returns without a function: a decorator (``@T.prim_func(
+    private=True)``) and, inside an IRBuilder, the PrimFunc frame (``with T.prim_func():``)."""
+
+    dispatch_token = "tir"
+
+    def __init__(self, private: bool = False, check_well_formed: bool = True):
+        super().__init__(is_private=private)
+        self.decorator_kwargs = {"private": private, "check_well_formed": check_well_formed}
+
+    def __call__(self, func):
+        return _decorate(func, depth=1)
+
+
+def _decorate(func, depth: int):
+    from mlckit.script.parser.entry import parse_decorated
+
+    if not inspect.isfunction(func):
+        raise TypeError(f"@T.prim_func decorates a function, got {func!r}")
+    return parse_decorated(func, "tir", None, None, depth=depth + 1)
+
+
+def prim_func(func=None, *, private: bool = False, is_private: bool | None = None,
+              check_well_formed: bool = True) -> Any:
+    """``@T.prim_func`` / ``@T.prim_func(private=True)``: parse a function into a PrimFunc.
+
+    Example::
+
+        @T.prim_func
+        def add_one(A: T.Buffer((4,), "float32"), B: T.Buffer((4,), "float32")):
+            for i in range(4):
+                with T.block("B"):
+                    vi = T.axis.spatial(4, i)
+                    B[vi] = A[vi] + T.float32(1)
+
+    Without a function, ``T.prim_func()`` is also the IRBuilder frame of a PrimFunc.
+    """
+    if is_private is not None:
+        private = is_private
+    if func is not None:
+        return _decorate(func, depth=1)
+    return _PrimFuncSpec(private, check_well_formed)
+
+
+prim_func.dispatch_token = "tir"
+prim_func.decorator_kwargs = {"private": False, "check_well_formed": True}
+
+
+# -- expression node constructors (no constant folding, as TVM's classes) -----------------------------
+def _node2(cls):
+    def make(a, b, span=None):
+        a, b = _E._match(a, b)
+        return cls(a, b)
+
+    make.__name__ = cls.__name__
+    make.__doc__ = f"The ``{cls.__name__}`` node: {cls.__doc__}."
+    return make
+
+
+Add, Sub, Mul, Div, Mod = (_node2(c) for c in (_E.Add, _E.Sub, _E.Mul, _E.Div, _E.Mod))
+FloorDiv, FloorMod, Min, Max = (_node2(c) for c in (_E.FloorDiv, _E.FloorMod, _E.Min, _E.Max))
+EQ, NE, LT, LE, GT, GE = (_node2(c) for c in (_E.EQ, _E.NE, _E.LT, _E.LE, _E.GT, _E.GE))
+
+
+def And(a, b, span=None):  # noqa: N802 - TVM's name
+    """The ``And`` node: ``a and b``."""
+    return _E.And(_E.convert(a), _E.convert(b))
+
+
+def Or(a, b, span=None):  # noqa: N802 - TVM's name
+    """The ``Or`` node: ``a or b``."""
+    return _E.Or(_E.convert(a), _E.convert(b))
+
+
+def Not(a, span=None):  # noqa: N802 - TVM's name
+    """The ``Not`` node: ``not a``."""
+    return _E.Not(_E.convert(a))
+
+
+def Cast(dtype: str, value, span=None):  # noqa: N802 - TVM's name
+    """The ``Cast`` node: ``value`` converted to ``dtype`` (not folded)."""
+    return _E.Cast(dtype, _E.convert(value))
+
+
+def Select(condition, true_value, false_value, span=None):  # noqa: N802 - TVM's name
+    """``condition ? true_value : false_value`` evaluating both sides."""
+    t = _E.convert(true_value)
+    f = _E.convert(false_value, getattr(t, "dtype", None))
+    t = _E.convert(t, getattr(f, "dtype", None))
+    return _E.Select(_E.convert(condition), t, f)
+
+
+def Var(name: str, dtype: str = "int32"):  # noqa: N802 - TVM's tir.Var
+    """A variable: ``T.Var("n", "int32")``."""
+    return _E.Var(name, dtype)
+
+
+def ceildiv(a, b) -> PrimExpr:
+    """``ceil(a / b)`` for integers: ``(a + b - 1) // b``."""
+    return floordiv(_E.sub(_E.add(a, b), 1), b)
+
+
+def infinity(dtype: str) -> PrimExpr:
+    """Positive infinity of a float dtype."""
+    return _E.const(float("inf"), dtype)
+
+
+def iter_var(v, dom, iter_type: str, thread_tag: str) -> IterVar:
+    """An IterVar (``T.iter_var(v, T.Range(0, 4), "DataPar", "")``)."""
+    kinds = {"DataPar": 0, "ThreadIndex": 1, "CommReduce": 2, "Ordered": 3, "Opaque": 4}
+    if isinstance(v, str):
+        v = _E.Var(v, "int32")
+    return IterVar(dom, v, kinds[iter_type], thread_tag)
+
+
+def is_builder_active() -> bool:
+    """True inside ``with IRBuilder():`` (where ``T.prim_func()`` is a frame)."""
+    return IRBuilder.is_in_scope()
