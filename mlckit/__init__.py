@@ -5,6 +5,12 @@
 """
 
 from . import ir, relax, tir
-from .ir import DiagnosticError, IRModule, assert_structural_equal, structural_equal, structural_hash
+from .ir import (
+    DiagnosticError,
+    IRModule,
+    assert_structural_equal,
+    structural_equal,
+    structural_hash,
+)
 
 __version__ = "0.1.0"

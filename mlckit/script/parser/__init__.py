@@ -1,9 +1,9 @@
-"""The TVMScript parser: a core walking Python's AST plus one handler module per dialect."""
+"""The TVMScript parser: a core walking Python's AST plus one handler module per dialect.
 
-from . import entry  # noqa: F401 - registers the "default" dialect
+Importing the dialect modules registers their handlers ("default" is in ``entry``).
+"""
+
+from . import entry, ir, relax, tir
 from .entry import from_source, parse
 
-# Dialect handlers register themselves on import.
-from . import ir, relax, tir  # noqa: E402,F401,I001
-
-__all__ = ["from_source", "parse"]
+__all__ = ["entry", "from_source", "ir", "parse", "relax", "tir"]
