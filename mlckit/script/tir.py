@@ -23,6 +23,7 @@ from typing import Any
 
 from mlckit.script.ir_builder.base import IRBuilder
 from mlckit.script.ir_builder.tir import frames as _frames
+from mlckit.script.ir_builder.tir.compute import compute  # noqa: F401
 from mlckit.script.ir_builder.tir.ir import (  # noqa: F401
     Assert,
     Else,

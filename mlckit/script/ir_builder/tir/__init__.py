@@ -1,6 +1,7 @@
 """The TIR IRBuilder (``from mlckit.script.ir_builder import tir as T``)."""
 
 from . import frames
+from .compute import compute  # noqa: F401
 from .frames import (
     AllocateFrame,
     AssertFrame,
