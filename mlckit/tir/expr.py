@@ -204,10 +204,15 @@ class BinaryOpExpr(PrimExpr):
     __hash__ = PrimExpr.__hash__
 
 
-def _binop(name: str, doc: str):
-    cls = type(name, (BinaryOpExpr,), {"__doc__": doc, "__hash__": PrimExpr.__hash__})
+def _node_class(base: type, name: str, doc: str) -> type:
+    """A node class ``name`` deriving from ``base`` (the arithmetic and comparison families)."""
+    cls = type(name, (base,), {"__doc__": doc, "__hash__": PrimExpr.__hash__})
     cls.__module__ = __name__
     return node(cls)
+
+
+def _binop(name: str, doc: str) -> type:
+    return _node_class(BinaryOpExpr, name, doc)
 
 
 Add = _binop("Add", "a + b")
@@ -230,10 +235,8 @@ class CmpExpr(BinaryOpExpr):
     __hash__ = PrimExpr.__hash__
 
 
-def _cmpop(name: str, doc: str):
-    cls = type(name, (CmpExpr,), {"__doc__": doc, "__hash__": PrimExpr.__hash__})
-    cls.__module__ = __name__
-    return node(cls)
+def _cmpop(name: str, doc: str) -> type:
+    return _node_class(CmpExpr, name, doc)
 
 
 EQ = _cmpop("EQ", "a == b")
