@@ -1,5 +1,6 @@
 """IR infrastructure shared by TIR and Relax: nodes, modules, ops, equality, diagnostics."""
 
+from . import instrument, transform
 from .diagnostics import DiagnosticError
 from .module import GlobalVar, IRModule
 from .node import Node, Span, node

@@ -1,0 +1,113 @@
+"""VM dispatch overhead and end-to-end MLP time against NumPy.
+
+1. A chain of 1,000 ``call_tir``s on 1-element tensors: the VM's cost per ``call_tir``
+   (µs), next to the cost of calling the same compiled kernel directly from Python.
+2. The course's MLP (784-128-10, symbolic batch) at batch 1 and 64, as a ratio to the
+   NumPy reference ``relu(x @ w0.T + b0) @ w1.T + b1``.
+
+Usage::
+
+    python benchmarks/vm_overhead.py [--target llvm] [--chain 1000]
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+
+import mlckit
+from mlckit import relax
+from mlckit.ir import GlobalVar, IRModule
+from mlckit.relax import (
+    DataflowBlock,
+    DataflowVar,
+    Function,
+    SeqExpr,
+    TensorStructInfo,
+    Var,
+    VarBinding,
+)
+from mlckit.relax.op import call_tir
+from mlckit.script import tir as T
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+
+@T.prim_func
+def add_one(a: T.Buffer((T.int64(1),), "float32"), b: T.Buffer((T.int64(1),), "float32")):
+    for i in T.serial(T.int64(1)):
+        with T.block("b"):
+            vi = T.axis.spatial(T.int64(1), i)
+            b[vi] = a[vi] + T.float32(1)
+
+
+def chain_module(length: int) -> IRModule:
+    sinfo = TensorStructInfo([1], "float32")
+    gv = GlobalVar("add_one")
+    x = Var("x", sinfo)
+    prev, bindings = x, []
+    for k in range(length):
+        v = (Var if k == length - 1 else DataflowVar)(f"t{k}", sinfo)
+        bindings.append(VarBinding(v, call_tir(gv, [prev], sinfo)))
+        prev = v
+    main = Function([x], SeqExpr([DataflowBlock(bindings)], prev)).with_attr("global_symbol",
+                                                                              "main")
+    return IRModule({gv: add_one.with_attr("global_symbol", "add_one"), "main": main})
+
+
+def best_of(f, repeat: int = 5, number: int = 1) -> float:
+    f()
+    best = float("inf")
+    for _ in range(repeat):
+        t0 = time.perf_counter()
+        for _ in range(number):
+            f()
+        best = min(best, (time.perf_counter() - t0) / number)
+    return best
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--target", default="llvm")
+    parser.add_argument("--chain", type=int, default=1000)
+    args = parser.parse_args()
+
+    ex = relax.build(chain_module(args.chain), target=args.target)
+    vm = relax.VirtualMachine(ex, mlckit.cpu())
+    x = np.zeros(1, "float32")
+    assert float(vm["main"](x).numpy()[0]) == args.chain
+    per_run = best_of(lambda: vm["main"](x))
+    kernel = ex.kernels["add_one"]
+    a, b = np.zeros(1, "float32"), np.zeros(1, "float32")
+    direct = best_of(lambda: [kernel(a, b) for _ in range(args.chain)]) / args.chain
+    n_instr = ex.func_table[ex.func_map["main"]].end_instr - ex.func_table[ex.func_map[
+        "main"]].start_instr
+    print(f"VM dispatch ({args.target}): chain of {args.chain} call_tir on 1-element tensors, "
+          f"{n_instr} instructions")
+    print(f"  per call_tir through the VM : {per_run / args.chain * 1e6:8.2f} us")
+    print(f"  per instruction             : {per_run / n_instr * 1e6:8.2f} us")
+    print(f"  the kernel called directly  : {direct * 1e6:8.2f} us")
+    print(f"  VM overhead per call_tir    : {(per_run / args.chain - direct) * 1e6:8.2f} us")
+
+    from mlckit.models import fashion_mlp
+    from tests.runtime.vm.mlp_modules import MyModule, numpy_mlp
+
+    params = fashion_mlp()
+    ex = relax.build(MyModule, target=args.target)
+    vm = relax.VirtualMachine(ex, mlckit.cpu())
+    weights = [params[k] for k in ("w0", "b0", "w1", "b1")]
+    print(f"MLP 784-128-10 ({args.target}), best of 5:")
+    for batch in (1, 64):
+        xb = np.random.default_rng(0).random((batch, 784), dtype=np.float32)
+        t_vm = best_of(lambda xb=xb: vm["main"](xb, *weights), number=20)
+        t_np = best_of(lambda xb=xb: numpy_mlp(xb, params), number=20)
+        print(f"  batch {batch:>3}: VM {t_vm * 1e6:9.1f} us, NumPy {t_np * 1e6:8.1f} us, "
+              f"ratio VM/NumPy {t_vm / t_np:6.2f}")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,506 @@
+"""A small integer analyzer for index expressions (the part of TVM's ``arith`` schedules need).
+
+- ``simplify`` puts affine index expressions in a canonical form: a sum of terms ordered
+  from the largest coefficient down, then the constant (``i_0 * 32 + i_1``); it folds
+  ``(i_0 * 32 + i_1) // 32`` to ``i_0`` and ``% 32`` to ``i_1`` when the bounds of ``i_1``
+  allow, and merges ``f // 32 * 32 + f % 32`` back into ``f``.
+- ``const_int_bound`` gives the constant interval an expression stays in while the bound
+  variables range over their domains.
+- ``int_set`` gives the symbolic interval ``[min, max]`` an expression covers when some
+  variables are relaxed over their ranges (used to compute the regions a loop body touches).
+
+Variables are bound with ``bind(var, Range)``; unbound variables are unknown (``SizeVar``
+is non-negative).
+
+Example::
+
+    ana = Analyzer()
+    ana.bind(i1, Range(0, 4))
+    ana.simplify((i0 * 4 + i1) % 4)     # i1
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Any
+
+from mlckit.ir.node import Node
+from mlckit.tir import dtype as dt
+from mlckit.tir import expr as E
+from mlckit.tir.expr import IntImm, PrimExpr, Range, Var
+
+INF = math.inf
+
+
+@dataclass(frozen=True)
+class ConstIntBound:
+    """``min_value <= expr <= max_value`` (``±math.inf`` when unbounded)."""
+
+    min_value: float
+    max_value: float
+
+    @property
+    def is_const(self) -> bool:
+        return self.min_value == self.max_value and self.min_value not in (INF, -INF)
+
+
+@dataclass
+class IntSet:
+    """The symbolic interval ``[min_value, max_value]`` (both inclusive)."""
+
+    min_value: PrimExpr
+    max_value: PrimExpr
+
+    def extent(self, ana: Analyzer) -> PrimExpr:
+        return ana.simplify(self.max_value - self.min_value + 1)
+
+
+# -- substitution -----------------------------------------------------------------------------
+def substitute(obj: Any, vmap: dict) -> Any:
+    """``obj`` (a PrimExpr, Range or list of them) with the Vars in ``vmap`` replaced.
+
+    ``vmap`` maps Var objects (or their ``id``) to expressions."""
+    if not vmap:
+        return obj
+    table = {(k if isinstance(k, int) else id(k)): v for k, v in vmap.items()}
+    return _subst(obj, table)
+
+
+def _subst(obj, table):
+    if isinstance(obj, Var):
+        return table.get(id(obj), obj)
+    if isinstance(obj, list):
+        new = [_subst(x, table) for x in obj]
+        return obj if all(a is b for a, b in zip(new, obj)) else new
+    if isinstance(obj, (PrimExpr, Range)):
+        changes = {}
+        for name in obj.field_names():
+            if name in ("buffer", "op"):
+                continue
+            value = getattr(obj, name)
+            if isinstance(value, (Node, list)):
+                new = _subst(value, table)
+                if new is not value:
+                    changes[name] = new
+        return obj.replace(**changes) if changes else obj
+    return obj
+
+
+def uses_var(obj: Any, pred) -> bool:
+    """True when a Var for which ``pred(var)`` holds occurs in ``obj``."""
+    if isinstance(obj, Var):
+        return bool(pred(obj))
+    if isinstance(obj, list):
+        return any(uses_var(x, pred) for x in obj)
+    if isinstance(obj, (PrimExpr, Range)):
+        for name in obj.field_names():
+            if name in ("buffer", "op"):
+                continue
+            value = getattr(obj, name)
+            if isinstance(value, (Node, list)) and uses_var(value, pred):
+                return True
+    return False
+
+
+# -- structural keys (atoms are compared by structure, variables by identity) -----------------
+def _key(e) -> Any:
+    if isinstance(e, Var):
+        return ("var", id(e))
+    if isinstance(e, IntImm):
+        return ("int", e.value)
+    if isinstance(e, E.FloatImm):
+        return ("float", e.value)
+    if isinstance(e, list):
+        return tuple(_key(x) for x in e)
+    if isinstance(e, Node):
+        parts: list = [type(e).__name__]
+        for name in e.field_names():
+            v = getattr(e, name)
+            if name == "buffer":
+                parts.append(id(v))
+            elif name == "op":
+                parts.append(getattr(v, "name", id(v)))
+            else:
+                parts.append(_key(v))
+        return tuple(parts)
+    return e
+
+
+# -- linear forms -----------------------------------------------------------------------------
+class _Lin:
+    """``sum(coef * atom) + const``; ``terms`` maps an atom's key to ``[atom, coef]``."""
+
+    __slots__ = ("terms", "const", "dtype")
+
+    def __init__(self, dtype: str, terms: dict | None = None, const: int = 0):
+        self.dtype = dtype
+        self.terms: dict = terms if terms is not None else {}
+        self.const = const
+
+    def copy(self) -> _Lin:
+        return _Lin(self.dtype, {k: [a, c] for k, (a, c) in self.terms.items()}, self.const)
+
+    def add_term(self, atom, coef: int) -> None:
+        if coef == 0:
+            return
+        k = _key(atom)
+        if k in self.terms:
+            self.terms[k][1] += coef
+            if self.terms[k][1] == 0:
+                del self.terms[k]
+        else:
+            self.terms[k] = [atom, coef]
+
+    def iadd(self, other: _Lin, scale: int = 1) -> _Lin:
+        for atom, coef in list(other.terms.values()):
+            self.add_term(atom, coef * scale)
+        self.const += other.const * scale
+        return self
+
+    def scaled(self, k: int) -> _Lin:
+        out = _Lin(self.dtype)
+        return out.iadd(self, k)
+
+    def is_const(self) -> bool:
+        return not self.terms
+
+
+class Analyzer:
+    """Bind variable ranges, then simplify and bound integer expressions."""
+
+    def __init__(self):
+        self.dom: dict[int, tuple[Var, Range]] = {}
+
+    # -- binding --------------------------------------------------------------------------
+    def bind(self, var: Var, rng, allow_override: bool = True) -> None:
+        if not isinstance(rng, Range):
+            rng = Range(E.convert(0, var.dtype), rng)
+        self.dom[id(var)] = (var, rng)
+
+    def bind_loops(self, loops) -> None:
+        """Bind the variable of each For loop to its range."""
+        for loop in loops:
+            self.bind(loop.loop_var, Range(loop.min, loop.extent))
+
+    # -- bounds ---------------------------------------------------------------------------
+    def const_int_bound(self, expr) -> ConstIntBound:
+        expr = E.convert(expr)
+        lo, hi = self._bound_lin(self._lin(expr)) if _is_int(expr) else (-INF, INF)
+        return ConstIntBound(lo, hi)
+
+    def _bound_lin(self, lin: _Lin) -> tuple[float, float]:
+        lo = hi = lin.const
+        for atom, coef in lin.terms.values():
+            alo, ahi = self._bound_atom(atom)
+            if coef > 0:
+                lo, hi = lo + coef * alo, hi + coef * ahi
+            else:
+                lo, hi = lo + coef * ahi, hi + coef * alo
+        if isinstance(lo, float) and math.isnan(lo):
+            lo = -INF
+        if isinstance(hi, float) and math.isnan(hi):
+            hi = INF
+        return lo, hi
+
+    def _bound_atom(self, atom) -> tuple[float, float]:
+        if isinstance(atom, IntImm):
+            return atom.value, atom.value
+        if isinstance(atom, Var):
+            entry = self.dom.get(id(atom))
+            if entry is not None:
+                _, rng = entry
+                mlo, mhi = self._bound_lin(self._lin(rng.min))
+                elo, ehi = self._bound_lin(self._lin(rng.extent))
+                return mlo, mhi + ehi - 1
+            if isinstance(atom, E.SizeVar):
+                return 0, INF
+            return -INF, INF
+        if isinstance(atom, (E.FloorDiv, E.FloorMod)) and isinstance(atom.b, IntImm) \
+                and atom.b.value > 0:
+            c = atom.b.value
+            lo, hi = self._bound_lin(self._lin(atom.a))
+            if isinstance(atom, E.FloorDiv):
+                return (lo // c if lo != -INF else -INF), (hi // c if hi != INF else INF)
+            if lo >= 0 and hi < c:
+                return lo, hi
+            return 0, c - 1
+        if isinstance(atom, (E.Min, E.Max)):
+            alo, ahi = self._bound_lin(self._lin(atom.a))
+            blo, bhi = self._bound_lin(self._lin(atom.b))
+            if isinstance(atom, E.Min):
+                return min(alo, blo), min(ahi, bhi)
+            return max(alo, blo), max(ahi, bhi)
+        if isinstance(atom, E.Select):
+            alo, ahi = self._bound_lin(self._lin(atom.true_value))
+            blo, bhi = self._bound_lin(self._lin(atom.false_value))
+            return min(alo, blo), max(ahi, bhi)
+        if isinstance(atom, E.Cast) and _is_int(atom.value):
+            return self._bound_lin(self._lin(atom.value))
+        return -INF, INF
+
+    def can_prove(self, cond) -> bool:
+        """True when ``cond`` holds for every value of the bound variables."""
+        cond = self.simplify(E.convert(cond))
+        return isinstance(cond, IntImm) and bool(cond.value)
+
+    # -- simplification -------------------------------------------------------------------
+    def simplify(self, expr):
+        """A simpler expression equal to ``expr`` for every value of the bound variables."""
+        expr = E.convert(expr)
+        if not isinstance(expr, PrimExpr):
+            return expr
+        if isinstance(expr, (E.LT, E.LE, E.GT, E.GE, E.EQ, E.NE)):
+            return self._simplify_cmp(expr)
+        if isinstance(expr, (E.And, E.Or)):
+            a, b = self.simplify(expr.a), self.simplify(expr.b)
+            return E.logical_and(a, b) if isinstance(expr, E.And) else E.logical_or(a, b)
+        if isinstance(expr, E.Not):
+            return E.logical_not(self.simplify(expr.a))
+        if not _is_int(expr):
+            return expr
+        return self._to_expr(self._lin(expr))
+
+    def _simplify_cmp(self, expr):
+        a, b = expr.a, expr.b
+        if not (_is_int(a) and _is_int(b)):
+            return expr
+        diff = self._lin(a).copy().iadd(self._lin(b), -1)
+        lo, hi = self._bound_lin(diff)
+        verdict = None
+        if isinstance(expr, E.LT):
+            verdict = True if hi < 0 else False if lo >= 0 else None
+        elif isinstance(expr, E.LE):
+            verdict = True if hi <= 0 else False if lo > 0 else None
+        elif isinstance(expr, E.GT):
+            verdict = True if lo > 0 else False if hi <= 0 else None
+        elif isinstance(expr, E.GE):
+            verdict = True if lo >= 0 else False if hi < 0 else None
+        elif isinstance(expr, E.EQ):
+            verdict = True if lo == hi == 0 else False if (lo > 0 or hi < 0) else None
+        elif isinstance(expr, E.NE):
+            verdict = False if lo == hi == 0 else True if (lo > 0 or hi < 0) else None
+        if verdict is not None:
+            return IntImm("bool", verdict)
+        return type(expr)(self.simplify(a), self.simplify(b))
+
+    def _lin(self, expr) -> _Lin:
+        dtype = expr.dtype
+        if isinstance(expr, IntImm):
+            return _Lin(dtype, {}, int(expr.value))
+        if isinstance(expr, Var):
+            lin = _Lin(dtype)
+            lin.add_term(expr, 1)
+            return lin
+        if isinstance(expr, E.Add):
+            return self._lin(expr.a).copy().iadd(self._lin(expr.b))
+        if isinstance(expr, E.Sub):
+            return self._lin(expr.a).copy().iadd(self._lin(expr.b), -1)
+        if isinstance(expr, E.Mul):
+            la, lb = self._lin(expr.a), self._lin(expr.b)
+            if lb.is_const():
+                return la.scaled(lb.const)
+            if la.is_const():
+                return lb.scaled(la.const)
+            return self._atom(E.Mul(self._to_expr(la), self._to_expr(lb)))
+        if isinstance(expr, (E.FloorDiv, E.FloorMod)):
+            lb = self._lin(expr.b)
+            if lb.is_const() and lb.const > 0:
+                return self._divmod(self._lin(expr.a), lb.const, isinstance(expr, E.FloorDiv))
+            return self._atom(type(expr)(self._to_expr(self._lin(expr.a)), self._to_expr(lb)))
+        if isinstance(expr, (E.Min, E.Max)):
+            la, lb = self._lin(expr.a), self._lin(expr.b)
+            diff = la.copy().iadd(lb, -1)
+            lo, hi = self._bound_lin(diff)
+            if isinstance(expr, E.Min):
+                if hi <= 0:
+                    return la
+                if lo >= 0:
+                    return lb
+            else:
+                if lo >= 0:
+                    return la
+                if hi <= 0:
+                    return lb
+            if la.is_const() and lb.is_const():
+                f = min if isinstance(expr, E.Min) else max
+                return _Lin(dtype, {}, f(la.const, lb.const))
+            return self._atom(type(expr)(self._to_expr(la), self._to_expr(lb)))
+        return self._atom(expr)
+
+    def _atom(self, atom) -> _Lin:
+        lin = _Lin(atom.dtype)
+        lin.add_term(atom, 1)
+        return lin
+
+    def _divmod(self, lin: _Lin, c: int, is_div: bool) -> _Lin:
+        dtype = lin.dtype
+        if c == 1:
+            return lin if is_div else _Lin(dtype)
+        if lin.is_const():
+            return _Lin(dtype, {}, lin.const // c if is_div else lin.const % c)
+        # nested forms of a single atom
+        if len(lin.terms) == 1 and lin.const == 0:
+            ((atom, coef),) = lin.terms.values()
+            if coef == 1 and isinstance(atom, E.FloorDiv) and is_div and _const(atom.b):
+                return self._divmod(self._lin(atom.a), atom.b.value * c, True)
+            if coef == 1 and isinstance(atom, E.FloorMod) and not is_div and _const(atom.b) \
+                    and atom.b.value % c == 0:
+                return self._divmod(self._lin(atom.a), c, False)
+        quot = _Lin(dtype)
+        rest = _Lin(dtype, {}, lin.const % c)
+        for atom, coef in lin.terms.values():
+            if coef % c == 0:
+                quot.add_term(atom, coef // c)
+            else:
+                rest.add_term(atom, coef)
+        quot.const = lin.const // c
+        lo, hi = self._bound_lin(rest)
+        if lo != -INF and hi != INF and lo // c == hi // c:
+            k = int(lo // c)
+            if is_div:
+                quot.const += k
+                return quot
+            rest.const -= k * c
+            return rest
+        if not is_div and rest.is_const():
+            return _Lin(dtype, {}, rest.const % c)
+        cls = E.FloorDiv if is_div else E.FloorMod
+        return self._atom(cls(self._to_expr(lin), IntImm(dtype, c)))
+
+    def _merge(self, lin: _Lin) -> _Lin:
+        """``x // c * c + x % c`` is ``x``; ``x % c1 // c2 * c2 + x % c2`` is ``x % c1``."""
+        changed = True
+        while changed:
+            changed = False
+            for key, (atom, coef) in list(lin.terms.items()):
+                if not (isinstance(atom, E.FloorMod) and _const(atom.b)):
+                    continue
+                c = atom.b.value
+                for key2, (atom2, coef2) in list(lin.terms.items()):
+                    if not (isinstance(atom2, E.FloorDiv) and _const(atom2.b)
+                            and atom2.b.value == c and coef2 == coef * c):
+                        continue
+                    inner = atom2.a
+                    if _key(inner) == _key(atom.a):
+                        del lin.terms[key], lin.terms[key2]
+                        lin.iadd(self._lin(inner), coef)
+                        changed = True
+                        break
+                    if isinstance(inner, E.FloorMod) and _const(inner.b) \
+                            and inner.b.value % c == 0 and _key(inner.a) == _key(atom.a):
+                        del lin.terms[key], lin.terms[key2]
+                        lin.add_term(inner, coef)
+                        changed = True
+                        break
+                if changed:
+                    break
+        return lin
+
+    def _to_expr(self, lin: _Lin) -> PrimExpr:
+        lin = self._merge(lin.copy())
+        dtype = lin.dtype
+        terms = sorted(lin.terms.values(), key=lambda t: -abs(t[1]))
+        pos = [t for t in terms if t[1] > 0]
+        neg = [t for t in terms if t[1] < 0]
+        out = None
+        for atom, coef in pos:
+            term = atom if coef == 1 else E.Mul(atom, IntImm(dtype, coef))
+            out = term if out is None else E.Add(out, term)
+        if out is None:
+            if not neg:
+                return IntImm(dtype, lin.const)
+            if lin.const != 0:
+                out = IntImm(dtype, lin.const)
+                for atom, coef in neg:
+                    term = atom if coef == -1 else E.Mul(atom, IntImm(dtype, -coef))
+                    out = E.Sub(out, term)
+                return out
+            atom, coef = neg[0]
+            out = E.Mul(atom, IntImm(dtype, coef))
+            neg = neg[1:]
+        for atom, coef in neg:
+            term = atom if coef == -1 else E.Mul(atom, IntImm(dtype, -coef))
+            out = E.Sub(out, term)
+        if lin.const > 0:
+            out = E.Add(out, IntImm(dtype, lin.const))
+        elif lin.const < 0:
+            out = E.Sub(out, IntImm(dtype, -lin.const))
+        return out
+
+    # -- interval sets --------------------------------------------------------------------
+    def int_set(self, expr, relax: dict) -> IntSet | None:
+        """The interval ``expr`` covers while the Vars of ``relax`` (Var or id -> Range) vary
+        over their ranges; None when it cannot be bounded."""
+        relax = {(k if isinstance(k, int) else id(k)): v for k, v in relax.items()}
+        expr = E.convert(expr)
+        res = self._set_lin(self._lin(expr), relax)
+        if res is None:
+            return None
+        lo, hi = res
+        return IntSet(self._to_expr(lo), self._to_expr(hi))
+
+    def _set_lin(self, lin: _Lin, relax: dict):
+        lo, hi = _Lin(lin.dtype, {}, lin.const), _Lin(lin.dtype, {}, lin.const)
+        for atom, coef in lin.terms.values():
+            if not uses_var(atom, lambda v: id(v) in relax):
+                lo.add_term(atom, coef)
+                hi.add_term(atom, coef)
+                continue
+            s = self._set_atom(atom, relax)
+            if s is None:
+                return None
+            alo, ahi = s
+            if coef > 0:
+                lo.iadd(alo, coef)
+                hi.iadd(ahi, coef)
+            else:
+                lo.iadd(ahi, coef)
+                hi.iadd(alo, coef)
+        return lo, hi
+
+    def _set_atom(self, atom, relax: dict):
+        if isinstance(atom, Var):
+            rng = relax[id(atom)]
+            mlo = self._lin(E.convert(rng.min))
+            ext = self._lin(E.convert(rng.extent))
+            if uses_var(rng.min, lambda v: id(v) in relax) or \
+                    uses_var(rng.extent, lambda v: id(v) in relax):
+                inner = self._set_lin(mlo.copy().iadd(ext).iadd(_Lin(mlo.dtype, {}, -1)), relax)
+                start = self._set_lin(mlo, relax)
+                if inner is None or start is None:
+                    return None
+                return start[0], inner[1]
+            return mlo, mlo.copy().iadd(ext).iadd(_Lin(mlo.dtype, {}, -1))
+        if isinstance(atom, (E.FloorDiv, E.FloorMod)) and _const(atom.b) and atom.b.value > 0:
+            c = atom.b.value
+            s = self._set_lin(self._lin(atom.a), relax)
+            if s is None:
+                return None
+            lo, hi = s
+            if isinstance(atom, E.FloorDiv):
+                return self._divmod(lo, c, True), self._divmod(hi, c, True)
+            diff = hi.copy().iadd(lo, -1)
+            if diff.is_const() and diff.const < c:
+                qlo, qhi = self._divmod(lo, c, True), self._divmod(hi, c, True)
+                same = qhi.copy().iadd(qlo, -1)
+                if same.is_const() and same.const == 0:
+                    return self._divmod(lo, c, False), self._divmod(hi, c, False)
+            return _Lin(lo.dtype, {}, 0), _Lin(lo.dtype, {}, c - 1)
+        if isinstance(atom, (E.Min, E.Max)):
+            a = self._set_lin(self._lin(atom.a), relax)
+            b = self._set_lin(self._lin(atom.b), relax)
+            if a is None or b is None:
+                return None
+            ctor = E.Min if isinstance(atom, E.Min) else E.Max
+            return (self._lin(ctor(self._to_expr(a[0]), self._to_expr(b[0]))),
+                    self._lin(ctor(self._to_expr(a[1]), self._to_expr(b[1]))))
+        return None
+
+
+def _const(e) -> bool:
+    return isinstance(e, IntImm)
+
+
+def _is_int(e) -> bool:
+    return isinstance(e, PrimExpr) and dt.is_int(e.dtype)

@@ -1,0 +1,813 @@
+"""PrimFunc -> readable Python source, shared by the lnumpy and numba_cpu backends.
+
+One generator walks the TIR and writes one Python statement per TIR construct, in the style
+the MLC course writes low-level NumPy by hand::
+
+    def mm_relu(A, B, C):
+        Y = np.empty((128, 128), dtype="float32")
+        for i in range(128):
+            for j in range(128):
+                for k in range(128):
+                    # block "Y"
+                    vi = i
+                    vj = j
+                    vk = k
+                    if vk == 0:
+                        Y[vi, vj] = 0.0
+                    Y[vi, vj] = Y[vi, vj] + A[vi, vk] * B[vk, vj]
+        ...
+
+A :class:`Flavour` selects the few places where the backends differ (``prange`` for parallel
+loops, unrolling, hoisting allocations out of loops, typed float constants).
+
+Semantics chosen (documented for learners):
+
+- destination-passing: the function takes every buffer parameter and returns nothing;
+  symbolic shape variables are read from the argument arrays (``n = A.shape[0]``);
+- a block's iterators are bound from their loop expressions (``vi = i``); a ``T.where``
+  predicate wraps the block in ``if``; the ``T.init()`` statement runs when every reduction
+  iterator is at the start of its domain (``if vk == 0:``), as TVM lowers it;
+- scalars are NumPy scalars of the buffer's dtype, so float32 arithmetic stays float32:
+  loads from float32 arrays give ``np.float32``, casts are ``np.float32(x)``, and float32
+  constants are written ``np.float32(0.5)`` where a bare Python ``0.5`` would widen the
+  computation to float64 (in lnumpy a bare literal is kept where NumPy's promotion rules
+  keep float32 anyway, e.g. ``x * 0.5``);
+- ``//`` and ``%`` (FloorDiv / FloorMod) have Python's floor semantics, as TIR's; integer
+  ``T.Div`` / ``T.Mod`` truncate toward zero (helpers ``truncdiv`` / ``truncmod``);
+- intrinsics map to NumPy ufuncs on scalars (``T.exp`` -> ``np.exp``), which keep the dtype.
+"""
+
+from __future__ import annotations
+
+import keyword
+import math
+import re
+from dataclasses import dataclass, field
+
+from mlckit.tir import dtype as dt
+from mlckit.tir.buffer import Buffer
+from mlckit.tir.expr import (
+    EQ,
+    GE,
+    GT,
+    LE,
+    LT,
+    NE,
+    Add,
+    And,
+    BufferLoad,
+    Call,
+    Cast,
+    Div,
+    FloatImm,
+    FloorDiv,
+    FloorMod,
+    IntImm,
+    IterVarType,
+    Let,
+    Max,
+    Min,
+    Mod,
+    Mul,
+    Not,
+    Or,
+    PrimExpr,
+    Select,
+    StringImm,
+    Sub,
+    Var,
+)
+from mlckit.tir.function import PrimFunc
+from mlckit.tir.stmt import (
+    Allocate,
+    AssertStmt,
+    AttrStmt,
+    BlockRealize,
+    BufferStore,
+    DeclBuffer,
+    Evaluate,
+    For,
+    ForKind,
+    IfThenElse,
+    LetStmt,
+    SeqStmt,
+    Stmt,
+    While,
+)
+
+__all__ = ["CodegenError", "Flavour", "GeneratedSource", "generate", "func_name"]
+
+
+class CodegenError(NotImplementedError):
+    """The PrimFunc uses a construct this backend cannot turn into Python."""
+
+
+@dataclass(frozen=True)
+class Flavour:
+    """How a backend wants its Python written."""
+
+    name: str
+    typed_float_consts: bool = False  # always np.float32(c) (numba) vs. only where needed
+    prange: bool = False  # parallel loops -> prange
+    unroll_limit: int = 0  # unrolled loops with a constant extent up to this are repeated
+    hoist_alloc: bool = False  # np.empty moved out of (non-parallel) loops where legal
+    njit_helpers: bool = False  # helper functions decorated with @njit(cache=True)
+
+
+LNUMPY = Flavour("lnumpy")
+NUMBA = Flavour("numba", typed_float_consts=True, prange=True, unroll_limit=64,
+                hoist_alloc=True, njit_helpers=True)
+
+
+class GeneratedSource(str):
+    """Generated Python source (a ``str``) that remembers where each TIR statement went.
+
+    ``line_to_stmt[n]`` is the TIR statement that line ``n`` (1-based) was written for;
+    ``stmt_lines(stmt)`` the lines a statement produced (several when unrolled);
+    ``line_context[n]`` the Python names of the loop variables and block iterators in scope
+    at line ``n``.
+    """
+
+    func: PrimFunc
+    func_name: str
+    line_to_stmt: dict
+    line_context: dict
+    uses_prange: bool
+    uses_math: bool
+    helpers: tuple
+
+    def stmt_lines(self, stmt: Stmt) -> list[int]:
+        return [n for n, s in self.line_to_stmt.items() if s is stmt]
+
+    def line(self, lineno: int) -> str:
+        lines = self.splitlines()
+        return lines[lineno - 1] if 0 < lineno <= len(lines) else ""
+
+
+# -- helpers emitted into the generated source when used ----------------------------------
+HELPERS = {
+    "truncdiv": (
+        "def truncdiv(a, b):\n"
+        '    """Integer division rounding toward zero (TIR\'s Div on integers)."""\n'
+        "    q = abs(a) // abs(b)\n"
+        "    return q if (a >= 0) == (b >= 0) else -q\n"
+    ),
+    "truncmod": (
+        "def truncmod(a, b):\n"
+        '    """Remainder with the sign of a (TIR\'s Mod on integers)."""\n'
+        "    return a - truncdiv(a, b) * b\n"
+    ),
+}
+HELPER_DEPS = {"truncmod": ("truncdiv",)}
+
+RESERVED = set(keyword.kwlist) | {
+    "np", "math", "prange", "njit", "range", "min", "max", "abs", "int", "float", "bool",
+    "len", "print", "None", "True", "False", "truncdiv", "truncmod", "AssertionError",
+}
+
+# Python operator precedence (higher binds tighter).
+P_COND, P_OR, P_AND, P_NOT, P_CMP, P_ADD, P_MUL, P_UNARY, P_ATOM = 0, 1, 2, 3, 4, 6, 7, 8, 10
+
+_BINOPS = {Add: ("+", P_ADD), Sub: ("-", P_ADD), Mul: ("*", P_MUL)}
+_CMPOPS = {EQ: "==", NE: "!=", LT: "<", LE: "<=", GT: ">", GE: ">="}
+
+# Unary intrinsics that are a NumPy ufunc of the same or another name.
+_NP_UNARY = {
+    "exp": "np.exp", "exp2": "np.exp2", "log": "np.log", "log2": "np.log2",
+    "log10": "np.log10", "log1p": "np.log1p", "sqrt": "np.sqrt", "tanh": "np.tanh",
+    "fabs": "np.abs", "floor": "np.floor", "ceil": "np.ceil", "trunc": "np.trunc",
+    "round": "np.rint", "nearbyint": "np.rint", "sin": "np.sin", "cos": "np.cos",
+    "tan": "np.tan", "asin": "np.arcsin", "acos": "np.arccos", "atan": "np.arctan",
+    "sinh": "np.sinh", "cosh": "np.cosh", "isnan": "np.isnan", "isinf": "np.isinf",
+    "isfinite": "np.isfinite",
+}
+_NP_BINARY = {
+    "pow": "np.power", "atan2": "np.arctan2", "fmod": "np.fmod", "hypot": "np.hypot",
+    "copysign": "np.copysign", "nextafter": "np.nextafter",
+}
+
+
+def func_name(func: PrimFunc, default: str = "main") -> str:
+    """The Python name of a PrimFunc: its ``global_symbol``, else ``default``."""
+    name = func.attrs.get("global_symbol") if func.attrs else None
+    return _sanitize(str(name or default))
+
+
+def _sanitize(name: str) -> str:
+    name = re.sub(r"\W", "_", name) or "v"
+    if name[0].isdigit():
+        name = "_" + name
+    return name
+
+
+def np_dtype_text(dtype: str) -> str:
+    return '"bool"' if dtype == "bool" else f'"{dtype}"'
+
+
+def np_scalar(dtype: str) -> str:
+    return "np.bool_" if dtype == "bool" else f"np.{dtype}"
+
+
+def float_literal(value: float) -> str:
+    if math.isnan(value):
+        return "np.nan"
+    if math.isinf(value):
+        return "np.inf" if value > 0 else "-np.inf"
+    return repr(float(value))
+
+
+@dataclass
+class _Line:
+    indent: int
+    text: str
+    stmt: Stmt | None
+    context: tuple
+
+
+@dataclass
+class _Loop:
+    """An open loop, for hoisting allocations: ``pre`` is emitted just before its header."""
+
+    var: Var
+    kind: ForKind
+    pre: list
+    indent: int
+    bound: set = field(default_factory=set)  # ids of vars defined inside the loop
+
+
+def _binds_copy_of(stmt, var_ids: set) -> bool:
+    """Whether a block under ``stmt`` binds an iterator to exactly one of the vars ``var_ids``."""
+    if isinstance(stmt, BlockRealize):
+        if any(id(v) in var_ids for v in stmt.iter_values):
+            return True
+        return _binds_copy_of(stmt.block.body, var_ids) or (
+            stmt.block.init is not None and _binds_copy_of(stmt.block.init, var_ids))
+    if isinstance(stmt, SeqStmt):
+        return any(_binds_copy_of(s, var_ids) for s in stmt.seq)
+    body = getattr(stmt, "body", None)
+    found = body is not None and _binds_copy_of(body, var_ids)
+    if isinstance(stmt, IfThenElse):
+        found = _binds_copy_of(stmt.then_case, var_ids) or (
+            stmt.else_case is not None and _binds_copy_of(stmt.else_case, var_ids))
+    return found
+
+
+class _Generator:
+    def __init__(self, func: PrimFunc, name: str, flavour: Flavour):
+        self.func = func
+        self.name = name
+        self.flavour = flavour
+        self.out: list = []
+        self.indent = 1
+        self.names: dict[int, str] = {}  # id(Var or Buffer) -> Python name
+        self.keep: list = []  # keep named objects alive (ids stay unique)
+        self.name_dtype: dict[str, str] = {}  # every name ever used -> its type key
+        self.live: list[set] = [set()]  # names in scope, innermost last
+        self.keep_names = 0  # > 0: names stay taken after their scope closes (see unrolled)
+        self.loops: list[_Loop] = []
+        self.ctx_loops: list[str] = []
+        self.ctx_iters: list[str] = []
+        self.helpers: set[str] = set()
+        self.uses_prange = False
+        self.uses_math = False
+        self.hoisted: set[int] = set()
+        self.top_pre: list = []
+        self.pending: list[str] = []  # lines an expression needs before its statement
+
+    # -- naming ----------------------------------------------------------------------------
+    def bind(self, obj, hint: str, type_key: str, scoped: bool = True) -> str:
+        """Give the Var/Buffer ``obj`` a Python name not used by any live name.
+
+        A name may be reused once its first owner went out of scope, but only for a value of
+        the same type, so that Numba can type every variable once.
+        """
+        base = _sanitize(hint)
+        live = set().union(*self.live)
+        candidate, n = base, 0
+        while (
+            candidate in RESERVED
+            or candidate in live
+            or (candidate in self.name_dtype and (not scoped or self.name_dtype[candidate] != type_key))
+        ):
+            n += 1
+            candidate = f"{base}_{n}"
+        self.name_dtype[candidate] = type_key if scoped else "__unique__"
+        self.names[id(obj)] = candidate
+        self.keep.append(obj)
+        self.live[-1].add(candidate)
+        if self.loops:
+            self.loops[-1].bound.add(id(obj))
+        return candidate
+
+    def name_of(self, obj) -> str:
+        try:
+            return self.names[id(obj)]
+        except KeyError:
+            kind = "buffer" if isinstance(obj, Buffer) else "variable"
+            hint = getattr(obj, "name", None) or getattr(obj, "name_hint", "?")
+            raise CodegenError(
+                f"{self.name}: the {kind} {hint!r} is used but never defined "
+                "(not a parameter, loop variable, block iterator or allocated buffer)"
+            ) from None
+
+    def push_scope(self):
+        self.live.append(set())
+
+    def pop_scope(self):
+        names = self.live.pop()
+        if self.keep_names and self.live:
+            self.live[-1] |= names  # still taken: see ``unrolled``
+
+    # -- output ---------------------------------------------------------------------------
+    def emit(self, text: str, stmt: Stmt | None = None, indent: int | None = None, into=None):
+        context = (tuple(self.ctx_loops), tuple(self.ctx_iters))
+        target = self.out if into is None else into
+        for pre in self.pending:
+            target.append(_Line(self.indent if indent is None else indent, pre, stmt, context))
+        self.pending = []
+        target.append(_Line(self.indent if indent is None else indent, text, stmt, context))
+
+    # -- the function -----------------------------------------------------------------------
+    def run(self) -> GeneratedSource:
+        func = self.func
+        params = []
+        for p in func.params:
+            buf = func.buffer_map.get(p)
+            if buf is not None:
+                params.append(self.bind(buf, buf.name, f"buffer:{buf.dtype}:{buf.ndim}", scoped=False))
+                self.names[id(buf.data)] = self.names[id(buf)]
+            else:
+                params.append(self.bind(p, p.name_hint, p.dtype, scoped=False))
+        self.emit(f"def {self.name}({', '.join(params)}):", indent=0)
+        # symbolic shapes: read from the argument arrays
+        for p in func.params:
+            buf = func.buffer_map.get(p)
+            if buf is None:
+                continue
+            self.check_buffer_supported(buf)
+            for axis, dim in enumerate(buf.shape):
+                if isinstance(dim, Var) and id(dim) not in self.names:
+                    var_name = self.bind(dim, dim.name_hint, dim.dtype, scoped=False)
+                    self.emit(f"{var_name} = {self.names[id(buf)]}.shape[{axis}]")
+        self.out.append(self.top_pre)
+        start = len(self.out)
+        self.stmt(func.body)
+        if len(self.out) == start and not self.top_pre:
+            self.emit("pass")
+        return self.finish()
+
+    def finish(self) -> GeneratedSource:
+        lines: list[_Line] = []
+
+        def flatten(items):
+            for item in items:
+                if isinstance(item, list):
+                    flatten(item)
+                else:
+                    lines.append(item)
+
+        flatten(self.out)
+        header: list[str] = []
+        helpers = self.helper_closure()
+        for h in helpers:
+            if self.flavour.njit_helpers:
+                header.append("@njit(cache=True)")
+            header.extend(HELPERS[h].rstrip("\n").split("\n"))
+            header.extend(["", ""])
+        text_lines = list(header)
+        line_to_stmt, line_context = {}, {}
+        for line in lines:
+            text_lines.append("    " * line.indent + line.text)
+            if line.stmt is not None:
+                line_to_stmt[len(text_lines)] = line.stmt
+            line_context[len(text_lines)] = line.context
+        src = GeneratedSource("\n".join(text_lines) + "\n")
+        src.func = self.func
+        src.func_name = self.name
+        src.line_to_stmt = line_to_stmt
+        src.line_context = line_context
+        src.uses_prange = self.uses_prange
+        src.uses_math = self.uses_math
+        src.helpers = tuple(helpers)
+        return src
+
+    def helper_closure(self) -> list[str]:
+        need = set(self.helpers)
+        for h in list(need):
+            need.update(HELPER_DEPS.get(h, ()))
+        return [h for h in HELPERS if h in need]
+
+    @staticmethod
+    def check_buffer_supported(buf: Buffer):
+        if buf.strides:
+            raise CodegenError(f"buffer {buf.name!r} has explicit strides, which are not supported")
+        off = buf.elem_offset
+        if off is not None and not (isinstance(off, IntImm) and off.value == 0):
+            raise CodegenError(f"buffer {buf.name!r} has an element offset, which is not supported")
+
+    # -- statements -------------------------------------------------------------------------
+    def stmt(self, s: Stmt):
+        method = getattr(self, "stmt_" + type(s).__name__, None)
+        if method is None:
+            raise CodegenError(f"{self.name}: TIR statement {type(s).__name__} is not supported")
+        method(s)
+
+    def stmt_SeqStmt(self, s: SeqStmt):
+        for x in s.seq:
+            self.stmt(x)
+
+    def stmt_BufferStore(self, s: BufferStore):
+        target = self.buffer_access(s.buffer, s.indices)
+        value = self.expr_text(s.value, store=True)
+        self.emit(f"{target} = {value}", s)
+
+    def stmt_Evaluate(self, s: Evaluate):
+        v = s.value
+        if isinstance(v, (IntImm, FloatImm)):
+            self.emit("pass", s)
+            return
+        self.emit(self.expr_text(v), s)
+
+    def stmt_LetStmt(self, s: LetStmt):
+        value = self.expr_text(s.value)
+        self.push_scope()
+        name = self.bind(s.var, s.var.name_hint, s.var.dtype)
+        self.emit(f"{name} = {value}", s)
+        self.stmt(s.body)
+        self.pop_scope()
+
+    def stmt_AttrStmt(self, s: AttrStmt):
+        self.stmt(s.body)
+
+    def stmt_AssertStmt(self, s: AssertStmt):
+        cond = self.expr(s.condition, P_NOT + 1)
+        msg = s.message.value if isinstance(s.message, StringImm) else "assertion failed"
+        self.emit(f"if not {cond}:", s)
+        self.emit(f"    raise AssertionError({msg!r})", s)
+        self.stmt(s.body)
+
+    def stmt_IfThenElse(self, s: IfThenElse):
+        self.emit(f"if {self.expr_text(s.condition)}:", s)
+        self.body(s.then_case)
+        if s.else_case is not None:
+            self.emit("else:", s)
+            self.body(s.else_case)
+
+    def stmt_While(self, s: While):
+        self.emit(f"while {self.expr_text(s.condition)}:", s)
+        self.body(s.body)
+
+    def body(self, s: Stmt):
+        """An indented suite; ``pass`` if it produced nothing."""
+        self.indent += 1
+        self.push_scope()
+        start = len(self.out)
+        self.stmt(s)
+        if len(self.out) == start:
+            self.emit("pass", s)
+        self.pop_scope()
+        self.indent -= 1
+
+    def stmt_For(self, s: For):
+        kind = s.kind
+        extent = s.extent
+        if (
+            kind == ForKind.UNROLLED
+            and self.flavour.unroll_limit
+            and isinstance(extent, IntImm)
+            and isinstance(s.min, IntImm)
+            and 0 < extent.value <= self.flavour.unroll_limit
+        ):
+            self.unrolled(s)
+            return
+        if isinstance(s.min, IntImm) and s.min.value == 0:
+            bounds = self.expr_text(extent)
+        else:
+            bounds = f"{self.expr_text(s.min)}, {self.expr_text(s.min + extent)}"
+        rng = "range"
+        comment = ""
+        if kind == ForKind.PARALLEL:
+            if self.flavour.prange:
+                rng = "prange"
+                self.uses_prange = True
+            else:
+                comment = "  # T.parallel"
+        elif kind == ForKind.VECTORIZED:
+            comment = "  # T.vectorized"
+        elif kind == ForKind.UNROLLED:
+            comment = "  # T.unroll"
+        elif kind == ForKind.THREAD_BINDING:
+            tag = s.thread_binding.thread_tag if s.thread_binding is not None else "thread"
+            comment = f"  # T.thread_binding: {tag} (run as a serial loop)"
+        pre: list = []
+        self.out.append(pre)
+        self.push_scope()
+        var = self.bind(s.loop_var, s.loop_var.name_hint, "int64")
+        self.emit(f"for {var} in {rng}({bounds}):{comment}", s)
+        self.loops.append(_Loop(s.loop_var, kind, pre, self.indent))
+        self.ctx_loops.append(var)
+        self.body(s.body)
+        self.ctx_loops.pop()
+        self.loops.pop()
+        self.pop_scope()
+
+    def unrolled(self, s: For):
+        n, lo = s.extent.value, s.min.value
+        # Numba rejects a variable that copies a prange index (``vj = j``) being assigned again
+        # directly in the prange's body, so unrolled copies that would do so get names of their
+        # own there (``vj_1 = j``).
+        parent = self.loops[-1] if self.loops else None
+        in_prange = bool(
+            self.flavour.prange and parent is not None and parent.kind == ForKind.PARALLEL
+            and _binds_copy_of(s.body, {id(parent.var)})
+        )
+        self.keep_names += in_prange
+        self.push_scope()
+        var = self.bind(s.loop_var, s.loop_var.name_hint, "int64")
+        self.ctx_loops.append(var)
+        self.emit(f"# T.unroll: {var} = {', '.join(str(lo + k) for k in range(n))}", s)
+        for k in range(n):
+            self.emit(f"{var} = {lo + k}", s)
+            self.push_scope()
+            self.stmt(s.body)
+            self.pop_scope()
+        self.ctx_loops.pop()
+        self.pop_scope()
+        self.keep_names -= in_prange
+
+    def stmt_BlockRealize(self, s: BlockRealize):
+        block = s.block
+        is_root = not block.iter_vars and block.name_hint == "root"
+        pred = s.predicate
+        conditional = not (isinstance(pred, IntImm) and pred.value)
+        if block.match_buffers:
+            raise CodegenError(
+                f"{self.name}: block {block.name_hint!r} uses T.match_buffer, which is not supported"
+            )
+        if conditional:
+            self.emit(f"if {self.expr_text(pred)}:  # T.where", s)
+            self.indent += 1
+        self.push_scope()
+        if not is_root:
+            self.emit(f'# block "{block.name_hint}"', s)
+        n_iters = len(self.ctx_iters)
+        for iv, value in zip(block.iter_vars, s.iter_values):
+            text = self.expr_text(value)
+            name = self.bind(iv.var, iv.var.name_hint, "int64")
+            self.ctx_iters.append(name)
+            self.emit(f"{name} = {text}", s)
+        for buf in block.alloc_buffers:
+            self.alloc(buf, s)
+        if block.init is not None:
+            reduce_vars = [iv for iv in block.iter_vars if iv.iter_type == IterVarType.CommReduce]
+            if reduce_vars:
+                conds = [f"{self.names[id(iv.var)]} == {self.expr_text(iv.dom.min)}" for iv in reduce_vars]
+                self.emit(f"if {' and '.join(conds)}:", block.init)
+                self.body(block.init)
+            else:
+                self.stmt(block.init)
+        self.stmt(block.body)
+        del self.ctx_iters[n_iters:]
+        self.pop_scope()
+        if conditional:
+            self.indent -= 1
+
+    def stmt_Allocate(self, s: Allocate):
+        self.push_scope()
+        shape = ", ".join(self.expr_text(e) for e in s.extents)
+        if len(s.extents) == 1:
+            shape += ","
+        name = self.bind(s.buffer_var, s.buffer_var.name_hint, f"buffer:{s.dtype}:{len(s.extents)}",
+                         scoped=False)
+        self.emit(f"{name} = np.empty(({shape}), dtype={np_dtype_text(s.dtype)})", s)
+        self.stmt(s.body)
+        self.pop_scope()
+
+    def stmt_DeclBuffer(self, s: DeclBuffer):
+        buf = s.buffer
+        self.check_buffer_supported(buf)
+        if id(buf.data) not in self.names:
+            raise CodegenError(f"{self.name}: T.decl_buffer {buf.name!r} has no allocation")
+        data = self.names[id(buf.data)]
+        shape = ", ".join(self.expr_text(e) for e in buf.shape)
+        if len(buf.shape) == 1:
+            shape += ","
+        name = self.bind(buf, buf.name, f"buffer:{buf.dtype}:{buf.ndim}", scoped=False)
+        self.emit(f"{name} = {data}.reshape(({shape}))", s)
+        self.stmt(s.body)
+
+    def alloc(self, buf: Buffer, stmt: Stmt):
+        """``T.alloc_buffer`` -> ``np.empty``, hoisted out of loops where legal (numba)."""
+        self.check_buffer_supported(buf)
+        if id(buf) in self.hoisted:  # an unrolled copy of an allocation already hoisted
+            return
+        shape = ", ".join(self.expr_text(e) for e in buf.shape)
+        if len(buf.shape) == 1:
+            shape += ","
+        if id(buf) not in self.names:
+            self.bind(buf, buf.name, f"buffer:{buf.dtype}:{buf.ndim}", scoped=False)
+        name = self.names[id(buf)]
+        line = f"{name} = np.empty(({shape}), dtype={np_dtype_text(buf.dtype)})"
+        target = None
+        if self.flavour.hoist_alloc and self.loops:
+            used = _vars_in(buf.shape)
+            depth = len(self.loops)
+            while depth > 0:
+                loop = self.loops[depth - 1]
+                if loop.kind == ForKind.PARALLEL or id(loop.var) in used or loop.bound & used:
+                    break
+                depth -= 1
+            if depth < len(self.loops):
+                target = (self.loops[depth].pre, depth)
+        if target is None:
+            self.emit(line, stmt)
+            return
+        pre, depth = target
+        self.hoisted.add(id(buf))
+        loop = self.loops[depth]
+        self.emit(f"{line}  # hoisted out of the loop over {self.names[id(loop.var)]}",
+                  stmt, indent=loop.indent, into=pre)
+
+    # -- expressions -------------------------------------------------------------------------
+    def buffer_access(self, buf: Buffer, indices) -> str:
+        name = self.name_of(buf)
+        if not indices:
+            return f"{name}[()]"
+        return f"{name}[{', '.join(self.expr(i, 0) for i in indices)}]"
+
+    def expr_text(self, e: PrimExpr, store: bool = False) -> str:
+        return self.expr(e, 0, weak="store" if store else None)
+
+    def expr(self, e: PrimExpr, min_prec: int, weak=None) -> str:
+        text, prec = self.expr_prec(e, weak)
+        return f"({text})" if prec < min_prec else text
+
+    def fconst(self, value: float, dtype: str, weak) -> tuple[str, int]:
+        """A float constant: a bare literal where it cannot change the computation's dtype
+        (stored directly, or in lnumpy beside a non-constant NumPy scalar), else typed."""
+        lit = float_literal(value)
+        bare = dtype == "float64" or weak == "store" or (
+            weak == "sibling" and not self.flavour.typed_float_consts
+        )
+        if bare:
+            return lit, (P_UNARY if lit.startswith("-") else P_ATOM)
+        return f"{np_scalar(dtype)}({lit})", P_ATOM
+
+    def expr_prec(self, e, weak=None) -> tuple[str, int]:  # noqa: C901 - one dispatch
+        if isinstance(e, IntImm):
+            if e.dtype == "bool":
+                return ("True" if e.value else "False"), P_ATOM
+            if e.dtype in ("int32", "int64") or weak:
+                return str(e.value), (P_UNARY if e.value < 0 else P_ATOM)
+            return f"{np_scalar(e.dtype)}({e.value})", P_ATOM
+        if isinstance(e, FloatImm):
+            return self.fconst(e.value, e.dtype, weak)
+        if isinstance(e, StringImm):
+            return repr(e.value), P_ATOM
+        if isinstance(e, Var):
+            return self.name_of(e), P_ATOM
+        if isinstance(e, BufferLoad):
+            return self.buffer_access(e.buffer, e.indices), P_ATOM
+        cls = type(e)
+        if cls in _BINOPS:
+            op, prec = _BINOPS[cls]
+            wa, wb = _weak_pair(e.a, e.b)
+            return f"{self.expr(e.a, prec, wa)} {op} {self.expr(e.b, prec + 1, wb)}", prec
+        if cls in (Div, FloorDiv, Mod, FloorMod):
+            wa, wb = _weak_pair(e.a, e.b)
+            is_int = not dt.is_float(e.dtype)
+            if cls is Div:
+                if is_int:
+                    self.helpers.add("truncdiv")
+                    return f"truncdiv({self.expr(e.a, 0)}, {self.expr(e.b, 0)})", P_ATOM
+                return f"{self.expr(e.a, P_MUL, wa)} / {self.expr(e.b, P_MUL + 1, wb)}", P_MUL
+            if cls is Mod:
+                if is_int:
+                    self.helpers.add("truncmod")
+                    return f"truncmod({self.expr(e.a, 0)}, {self.expr(e.b, 0)})", P_ATOM
+                return f"np.fmod({self.expr(e.a, 0)}, {self.expr(e.b, 0)})", P_ATOM
+            op = "//" if cls is FloorDiv else "%"
+            return f"{self.expr(e.a, P_MUL, wa)} {op} {self.expr(e.b, P_MUL + 1, wb)}", P_MUL
+        if cls in (Min, Max):
+            wa, wb = _weak_pair(e.a, e.b)
+            fn = "min" if cls is Min else "max"
+            return f"{fn}({self.expr(e.a, 0, wa)}, {self.expr(e.b, 0, wb)})", P_ATOM
+        if cls in _CMPOPS:
+            wa, wb = _weak_pair(e.a, e.b)
+            return (f"{self.expr(e.a, P_CMP + 1, wa)} {_CMPOPS[cls]} {self.expr(e.b, P_CMP + 1, wb)}",
+                    P_CMP)
+        if cls is And:
+            return f"{self.expr(e.a, P_AND)} and {self.expr(e.b, P_AND + 1)}", P_AND
+        if cls is Or:
+            return f"{self.expr(e.a, P_OR)} or {self.expr(e.b, P_OR + 1)}", P_OR
+        if cls is Not:
+            return f"not {self.expr(e.a, P_NOT)}", P_NOT
+        if cls is Select:
+            return self.select(e.condition, e.true_value, e.false_value, weak)
+        if cls is Cast:
+            return self.cast(e)
+        if cls is Let:
+            value = self.expr_text(e.value)
+            name = self.bind(e.var, e.var.name_hint, e.var.dtype)
+            self.pending.append(f"{name} = {value}")
+            return self.expr_prec(e.body, weak)
+        if cls is Call:
+            return self.call(e, weak)
+        raise CodegenError(f"{self.name}: TIR expression {cls.__name__} is not supported")
+
+    def select(self, cond, t, f, weak) -> tuple[str, int]:
+        return (f"({self.expr(t, P_COND + 1, weak)} if {self.expr(cond, P_COND + 1)} "
+                f"else {self.expr(f, P_COND, weak)})", P_ATOM)
+
+    def cast(self, e: Cast) -> tuple[str, int]:
+        if e.value.dtype == e.dtype:
+            return self.expr_prec(e.value)
+        if (
+            e.dtype in ("int32", "int64")
+            and e.value.dtype in ("int32", "int64")
+            and not _has_load(e.value)
+        ):
+            # index arithmetic on loop variables: Python / Numba integers are wide enough
+            return self.expr_prec(e.value)
+        return f"{np_scalar(e.dtype)}({self.expr(e.value, 0)})", P_ATOM
+
+    def call(self, e: Call, weak) -> tuple[str, int]:
+        op = getattr(e.op, "name", str(e.op))
+        short = op[4:] if op.startswith("tir.") else op
+        args = e.args
+        if short == "if_then_else":
+            return self.select(args[0], args[1], args[2], weak)
+        if short in _NP_UNARY:
+            return f"{_NP_UNARY[short]}({self.expr(args[0], 0)})", P_ATOM
+        if short in _NP_BINARY:
+            return f"{_NP_BINARY[short]}({self.expr(args[0], 0)}, {self.expr(args[1], 0)})", P_ATOM
+        one = self.fconst(1.0, e.dtype, False)[0] if dt.is_float(e.dtype) else "1"
+        if short == "rsqrt":
+            return f"{one} / np.sqrt({self.expr(args[0], 0)})", P_MUL
+        if short == "sigmoid":
+            return f"{one} / ({one} + np.exp(-{self.expr(args[0], P_UNARY)}))", P_MUL
+        if short == "exp10":
+            ten = self.fconst(10.0, e.dtype, False)[0]
+            return f"np.power({ten}, {self.expr(args[0], 0)})", P_ATOM
+        if short == "erf":
+            self.uses_math = True
+            inner = f"math.erf({self.expr(args[0], 0)})"
+            if e.dtype != "float64":
+                return f"{np_scalar(e.dtype)}({inner})", P_ATOM
+            return inner, P_ATOM
+        raise CodegenError(
+            f"{self.name}: the intrinsic {op!r} is not supported by the {self.flavour.name} backend"
+        )
+
+
+def _weak_pair(a, b) -> tuple:
+    """A constant operand may be a bare literal when the other operand is not constant."""
+    ca = isinstance(a, (IntImm, FloatImm))
+    cb = isinstance(b, (IntImm, FloatImm))
+    return ("sibling" if ca and not cb else None), ("sibling" if cb and not ca else None)
+
+
+def _vars_in(exprs) -> set[int]:
+    found: set[int] = set()
+
+    def walk(e):
+        if isinstance(e, Var):
+            found.add(id(e))
+        elif isinstance(e, PrimExpr):
+            for name in e.field_names():
+                v = getattr(e, name)
+                if isinstance(v, PrimExpr):
+                    walk(v)
+                elif isinstance(v, list):
+                    for x in v:
+                        walk(x)
+
+    for e in exprs:
+        walk(e)
+    return found
+
+
+def _has_load(e) -> bool:
+    if isinstance(e, BufferLoad):
+        return True
+    if isinstance(e, PrimExpr):
+        for name in e.field_names():
+            v = getattr(e, name)
+            if isinstance(v, PrimExpr) and _has_load(v):
+                return True
+            if isinstance(v, list) and any(_has_load(x) for x in v):
+                return True
+    return False
+
+
+def generate(func: PrimFunc, flavour: Flavour = LNUMPY, name: str | None = None) -> GeneratedSource:
+    """Python source of ``func`` in ``flavour`` (``LNUMPY`` or ``NUMBA``).
+
+    Example::
+
+        src = generate(mm_relu)            # def mm_relu(A, B, C): ...
+        src.stmt_lines(some_store)         # [12]
+    """
+    if not isinstance(func, PrimFunc):
+        raise TypeError(f"expected a tir.PrimFunc, got {type(func).__name__}")
+    return _Generator(func, name or func_name(func), flavour).run()

@@ -1,0 +1,187 @@
+"""Argument checks shared by the backends: count, array-ness, rank, dtype and shape.
+
+Every compiled kernel checks its arguments against the PrimFunc's buffers *before* it runs,
+so a learner passing the wrong array gets a sentence, not a crash or silent garbage.
+Symbolic shape variables (``n`` in ``T.Buffer((n, 128))``) are bound from the first buffer
+that has them as a whole dimension and must agree everywhere else.
+
+Example::
+
+    sig = Signature(mm_relu)
+    arrays = sig.check([a, b, c])     # NumPy arrays (NDArrays unwrapped), or ArgumentError
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from mlckit.tir import dtype as dt
+from mlckit.tir.expr import (
+    Add,
+    FloorDiv,
+    FloorMod,
+    IntImm,
+    Max,
+    Min,
+    Mul,
+    PrimExpr,
+    Sub,
+    Var,
+)
+from mlckit.tir.function import PrimFunc
+
+
+class ArgumentError(TypeError, ValueError):
+    """A kernel was called with the wrong number, kind, shape or dtype of arguments."""
+
+
+def _shape_text(shape) -> str:
+    return "(" + ", ".join(_expr_text(d) for d in shape) + ("," if len(shape) == 1 else "") + ")"
+
+
+def _expr_text(e) -> str:
+    if isinstance(e, IntImm):
+        return str(e.value)
+    if isinstance(e, Var):
+        return e.name_hint
+    try:
+        return e.script()
+    except Exception:  # noqa: BLE001 - best effort for a message
+        return str(e)
+
+
+def eval_int(e: PrimExpr, env: dict) -> int | None:
+    """Value of an integer shape expression given ``env`` (Var -> int); None if unknown."""
+    if isinstance(e, IntImm):
+        return int(e.value)
+    if isinstance(e, Var):
+        return env.get(e)
+    ops = {
+        Add: lambda a, b: a + b, Sub: lambda a, b: a - b, Mul: lambda a, b: a * b,
+        FloorDiv: lambda a, b: a // b, FloorMod: lambda a, b: a % b, Min: min, Max: max,
+    }
+    fn = ops.get(type(e))
+    if fn is None:
+        return None
+    a, b = eval_int(e.a, env), eval_int(e.b, env)
+    if a is None or b is None:
+        return None
+    return fn(a, b)
+
+
+def as_array(value):
+    """The NumPy array behind ``value`` (an ndarray, or an NDArray without copying)."""
+    if isinstance(value, np.ndarray):
+        return value
+    inner = getattr(value, "_mlckit_numpy_view", None)
+    if inner is not None:
+        return inner()
+    return None
+
+
+class Signature:
+    """What a PrimFunc expects of its arguments, and the check that enforces it."""
+
+    def __init__(self, func: PrimFunc, name: str = "main"):
+        self.func = func
+        self.name = name
+        self.params = []  # (python name, buffer or None, var)
+        for p in func.params:
+            buf = func.buffer_map.get(p)
+            self.params.append((buf.name if buf is not None else p.name_hint, buf, p))
+
+    def describe(self) -> str:
+        parts = []
+        for pname, buf, var in self.params:
+            if buf is not None:
+                parts.append(f"{pname}: {_shape_text(buf.shape)} {buf.dtype}")
+            else:
+                parts.append(f"{pname}: {var.dtype} scalar")
+        return f"{self.name}({', '.join(parts)})"
+
+    def check(self, args) -> tuple[list, dict]:
+        """Check ``args``; return the NumPy arrays / scalars to call with and the values of the
+        symbolic variables (Var -> int).  Raises :class:`ArgumentError` naming the problem."""
+        n = len(self.params)
+        if len(args) != n:
+            names = ", ".join(p[0] for p in self.params)
+            raise ArgumentError(
+                f"{self.name}() takes {n} argument{'s' if n != 1 else ''} ({names}) but "
+                f"{len(args)} {'was' if len(args) == 1 else 'were'} given; "
+                f"the signature is {self.describe()}"
+            )
+        env: dict = {}
+        origin: dict = {}
+        out = []
+        # scalar parameters first: they may give symbolic sizes their values
+        for k, (pname, buf, var) in enumerate(self.params):
+            if buf is None:
+                value = self.scalar(k, pname, var, args[k])
+                env[var] = value
+                origin[var] = f"the scalar argument {pname}"
+        for k, (pname, buf, var) in enumerate(self.params):
+            if buf is None:
+                out.append(_np_scalar(var.dtype, env[var]))
+                continue
+            arr = as_array(args[k])
+            where = f"{self.name}(): argument {k + 1} ({pname})"
+            if arr is None:
+                raise ArgumentError(
+                    f"{where} must be a NumPy array or mlckit.nd.NDArray of shape "
+                    f"{_shape_text(buf.shape)} and dtype {buf.dtype}, got {type(args[k]).__name__}"
+                )
+            if arr.ndim != len(buf.shape):
+                raise ArgumentError(
+                    f"{where} must be {len(buf.shape)}-dimensional with shape "
+                    f"{_shape_text(buf.shape)}, got a {arr.ndim}-dimensional array of shape "
+                    f"{tuple(arr.shape)}"
+                )
+            want = dt.to_numpy(buf.dtype)
+            if arr.dtype != want:
+                raise ArgumentError(
+                    f"{where} must have dtype {buf.dtype}, got {arr.dtype} "
+                    f"(convert it with .astype('{buf.dtype}'))"
+                )
+            for axis, dim in enumerate(buf.shape):
+                if isinstance(dim, Var) and dim not in env:
+                    env[dim] = int(arr.shape[axis])
+                    origin[dim] = f"{pname}.shape[{axis}]"
+            for axis, dim in enumerate(buf.shape):
+                expect = eval_int(dim, env)
+                got = int(arr.shape[axis])
+                if expect is None:
+                    raise ArgumentError(
+                        f"{where}: cannot determine the size {_expr_text(dim)} of dimension {axis}"
+                    )
+                if expect != got:
+                    if isinstance(dim, IntImm):
+                        why = f"dimension {axis} is {got}, expected {expect}"
+                    elif isinstance(dim, Var):
+                        why = (f"dimension {axis} is {got}, but the symbolic size "
+                               f"{dim.name_hint} = {expect} (from {origin[dim]})")
+                    else:
+                        why = (f"dimension {axis} is {got}, but {_expr_text(dim)} = {expect}")
+                    raise ArgumentError(
+                        f"{where} has shape {tuple(arr.shape)}, expected "
+                        f"{_shape_text(buf.shape)}: {why}"
+                    )
+            out.append(arr)
+        return out, env
+
+    def scalar(self, k, pname, var, value):
+        where = f"{self.name}(): argument {k + 1} ({pname})"
+        if isinstance(value, np.ndarray) and value.shape == ():
+            value = value.item()
+        if dt.is_float(var.dtype):
+            if isinstance(value, (int, float, np.integer, np.floating)) and not isinstance(value, bool):
+                return float(value)
+        elif dt.is_bool(var.dtype):
+            if isinstance(value, (bool, np.bool_, int, np.integer)):
+                return bool(value)
+        elif isinstance(value, (int, np.integer)) and not isinstance(value, bool):
+            return int(value)
+        raise ArgumentError(f"{where} must be a {var.dtype} scalar, got {type(value).__name__}")
+
+
+def _np_scalar(dtype: str, value):
+    return dt.to_numpy(dtype).type(value)

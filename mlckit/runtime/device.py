@@ -1,0 +1,88 @@
+"""Devices, named as in TVM: ``mlckit.cpu()``, ``mlckit.cuda(0)``, ``mlckit.device("cuda")``.
+
+A Device is a (type, id) pair.  mlckit keeps data in host memory (NumPy) for both: the CUDA
+backend copies to the GPU (or uses Numba's simulator) when a kernel runs.
+
+Example::
+
+    dev = mlckit.cpu()
+    str(dev)          # 'cpu(0)'
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+# DLPack's device type codes, which TVM uses too.
+DEVICE_TYPES = {"cpu": 1, "llvm": 1, "cuda": 2, "gpu": 2, "cuda_host": 3}
+_NAMES = {1: "cpu", 2: "cuda", 3: "cuda_host"}
+
+
+@dataclass(frozen=True)
+class Device:
+    """A device: ``device_type`` (DLPack code: 1 cpu, 2 cuda) and ``device_id``."""
+
+    device_type: int = 1
+    device_id: int = 0
+
+    kDLCPU = 1
+    kDLCUDA = 2
+
+    @property
+    def name(self) -> str:
+        return _NAMES.get(self.device_type, f"device{self.device_type}")
+
+    @property
+    def exist(self) -> bool:
+        """Whether the device is there (CUDA: a GPU Numba can see)."""
+        if self.device_type == 1:
+            return True
+        try:
+            from numba import cuda
+        except ImportError:
+            return False
+        try:
+            return bool(cuda.is_available()) and self.device_id < len(cuda.gpus)
+        except Exception:  # noqa: BLE001 - no driver means no device
+            return False
+
+    def sync(self) -> None:
+        """Wait for the device (a no-op on the CPU)."""
+        if self.device_type == 2 and self.exist:
+            from numba import cuda
+
+            cuda.synchronize()
+
+    def __str__(self) -> str:
+        return f"{self.name}({self.device_id})"
+
+    def __repr__(self) -> str:
+        return str(self)
+
+    def _dlpack_device(self) -> tuple[int, int]:
+        return (self.device_type, self.device_id)
+
+
+def device(dev_type, dev_id: int = 0) -> Device:
+    """A Device from a name (``"cpu"``, ``"cuda"``, ``"llvm"``), a DLPack code or a Device."""
+    if isinstance(dev_type, Device):
+        return dev_type
+    if isinstance(dev_type, str):
+        key = dev_type.split()[0].split(":")[0].lower()
+        if key not in DEVICE_TYPES:
+            raise ValueError(f"unknown device {dev_type!r} (known: cpu, cuda, llvm)")
+        return Device(DEVICE_TYPES[key], dev_id)
+    return Device(int(dev_type), dev_id)
+
+
+def cpu(dev_id: int = 0) -> Device:
+    """The CPU (``mlckit.cpu()``)."""
+    return Device(1, dev_id)
+
+
+def cuda(dev_id: int = 0) -> Device:
+    """CUDA GPU ``dev_id`` (``mlckit.cuda()``)."""
+    return Device(2, dev_id)
+
+
+gpu = cuda

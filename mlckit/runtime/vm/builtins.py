@@ -1,0 +1,318 @@
+"""The VM's builtin functions (``vm.builtin.*``, ``relax.run.*``), registered in the global
+function registry under TVM's names.
+
+Run-time values: tensors are NumPy arrays inside the VM (NDArrays at its boundary), shapes
+are ``ShapeTuple``, prim values Python ints / floats, tuples Python tuples.
+
+The checks take the error-context string that ``VMShapeLower`` wrote
+(``ErrorContext(fn=main, loc=param[0], param=x, annotation=...)``) and turn it into a
+message naming the function, the argument, the dimension and the values seen::
+
+    main: argument 'x' (param[0]) does not match its annotation R.Tensor((n, 784), "float32"):
+    dimension 1 is 785, expected 784 (its shape is (3, 785))
+"""
+
+from __future__ import annotations
+
+import re
+
+import numpy as np
+
+from mlckit.ffi.registry import register_func
+
+from .executable import DataType, ShapeTuple
+
+
+class VMStructInfoError(ValueError):
+    """A value does not match its annotation at run time (argument, match_cast, return)."""
+
+
+def builtin(name: str):
+    """Register a VM builtin: it receives and returns raw VM values (no NDArray wrapping)."""
+
+    def wrap(f):
+        f._mlckit_vm_builtin = True
+        register_func(name, f, override=True)
+        return f
+
+    return wrap
+
+
+class ShapeHeap:
+    """The per-call int64 array of symbolic values (``n``, ``n * 512`` …), with the slot
+    names and where each slot got its value (for error messages)."""
+
+    __slots__ = ("data", "names", "origins")
+
+    def __init__(self, size: int, names: list):
+        self.data = np.zeros(size, dtype="int64")
+        self.names = names
+        self.origins = [""] * size
+
+    def __repr__(self) -> str:
+        return "ShapeHeap(" + ", ".join(f"{n}={v}" for n, v in zip(self.names, self.data)) + ")"
+
+
+# -- error contexts ---------------------------------------------------------------------------
+_CTX = re.compile(r"ErrorContext\(fn=(?P<fn>[^,]*), loc=(?P<loc>[^,]*)"
+                  r"(?:, (?P<kind>param|var)=(?P<name>[^,]*))?, annotation=(?P<ann>.*?)"
+                  r"(?:, field=(?P<field>\d+))?\)\s*$")
+
+
+class _Ctx:
+    def __init__(self, text: str):
+        self.text = text
+        m = _CTX.match(text or "")
+        self.fn = m["fn"] if m else "?"
+        self.loc = m["loc"] if m else ""
+        self.name = m["name"] if m else None
+        self.ann = m["ann"] if m else ""
+        self.field = m["field"] if m else None
+
+    @property
+    def what(self) -> str:
+        if self.loc.startswith("param["):
+            what = f"argument {self.name!r} ({self.loc})"
+        elif self.loc == "match_cast":
+            what = f"R.match_cast of {self.name!r}"
+        elif self.loc == "return":
+            what = "the return value"
+        else:
+            what = "a value"
+        if self.field is not None:
+            what += f" field {self.field}"
+        return what
+
+    def fail(self, detail: str):
+        if not self.text:
+            raise VMStructInfoError(detail)
+        raise VMStructInfoError(f"{self.fn}: {self.what} does not match its annotation "
+                                f"{self.ann}: {detail}")
+
+
+def _describe_value(value) -> str:
+    if isinstance(value, np.ndarray):
+        return f"a tensor of shape {tuple(value.shape)} and dtype {value.dtype}"
+    if isinstance(value, ShapeTuple):
+        return f"a shape {tuple(value)}"
+    if isinstance(value, tuple):
+        return f"a tuple of {len(value)} values"
+    return f"a {type(value).__name__} ({value!r})"
+
+
+# -- shape heap and checks --------------------------------------------------------------------
+@builtin("vm.builtin.alloc_shape_heap")
+def alloc_shape_heap(vm, size, names=""):
+    return ShapeHeap(int(size), [n.strip() for n in str(names).split(",")] if names else
+                     [f"slot{i}" for i in range(int(size))])
+
+
+@builtin("vm.builtin.check_tensor_info")
+def check_tensor_info(value, ndim, dtype, err_ctx=""):
+    ctx = _Ctx(err_ctx)
+    if not isinstance(value, np.ndarray):
+        ctx.fail(f"expected a tensor, got {_describe_value(value)}")
+    if ndim != -1 and value.ndim != ndim:
+        ctx.fail(f"expected {ndim} dimension{'s' if ndim != 1 else ''}, got {value.ndim} (its "
+                 f"shape is {tuple(value.shape)})")
+    if dtype and value.dtype != np.dtype(dtype):
+        ctx.fail(f"expected dtype {dtype}, got {value.dtype}")
+
+
+@builtin("vm.builtin.check_shape_info")
+def check_shape_info(value, ndim, err_ctx=""):
+    ctx = _Ctx(err_ctx)
+    if not isinstance(value, tuple):
+        ctx.fail(f"expected a shape, got {_describe_value(value)}")
+    if ndim != -1 and len(value) != ndim:
+        ctx.fail(f"expected a shape of {ndim} values, got {tuple(value)}")
+
+
+@builtin("vm.builtin.check_prim_value_info")
+def check_prim_value_info(value, dtype, err_ctx=""):
+    ctx = _Ctx(err_ctx)
+    ok = isinstance(value, (int, float, np.integer, np.floating, bool, np.bool_))
+    if not ok:
+        ctx.fail(f"expected a {dtype or 'scalar'} value, got {_describe_value(value)}")
+
+
+@builtin("vm.builtin.check_tuple_info")
+def check_tuple_info(value, size, err_ctx=""):
+    ctx = _Ctx(err_ctx)
+    if not isinstance(value, tuple) or isinstance(value, ShapeTuple):
+        ctx.fail(f"expected a tuple, got {_describe_value(value)}")
+    if len(value) != size:
+        ctx.fail(f"expected a tuple of {size} fields, got {len(value)}")
+
+
+@builtin("vm.builtin.check_func_info")
+def check_func_info(value, err_ctx=""):
+    if not callable(value):
+        _Ctx(err_ctx).fail(f"expected a function, got {_describe_value(value)}")
+
+
+def _match(values, heap, codes, ctx: _Ctx, unit: str):
+    for d in range(len(values)):
+        code, v = codes[2 * d], codes[2 * d + 1]
+        got = int(values[d])
+        if code == 0:  # assert equal to immediate
+            if got != v:
+                ctx.fail(f"{unit} {d} is {got}, expected {v}{_shape_note(values, unit)}")
+        elif code == 1:  # store to heap
+            heap.data[v] = got
+            heap.origins[v] = f"{ctx.what} {unit} {d}"
+        elif code == 3:  # assert equal to load
+            want = int(heap.data[v])
+            if got != want:
+                origin = heap.origins[v]
+                by = f", bound by {origin}" if origin else ""
+                ctx.fail(f"{unit} {d} is {got}, but {heap.names[v]} = {want}{by}"
+                         f"{_shape_note(values, unit)}")
+
+
+def _shape_note(values, unit) -> str:
+    return f" (its shape is {tuple(int(x) for x in values)})" if unit == "dimension" else ""
+
+
+@builtin("vm.builtin.match_shape")
+def match_shape(value, heap, ndim, *args):
+    *codes, err_ctx = args
+    ctx = _Ctx(err_ctx)
+    shape = value.shape if isinstance(value, np.ndarray) else value
+    if len(shape) != ndim:
+        ctx.fail(f"expected {ndim} dimensions, got shape {tuple(shape)}")
+    _match(shape, heap, codes, ctx, "dimension")
+
+
+@builtin("vm.builtin.match_prim_value")
+def match_prim_value(value, heap, code, slot, err_ctx=""):
+    _match([value], heap, [code, slot], _Ctx(err_ctx), "value")
+
+
+@builtin("vm.builtin.make_shape")
+def make_shape(heap, ndim, *codes):
+    out = []
+    for d in range(ndim):
+        code, v = codes[2 * d], codes[2 * d + 1]
+        out.append(int(v) if code == 0 else int(heap.data[v]))
+    return ShapeTuple(out)
+
+
+@builtin("vm.builtin.make_prim_value")
+def make_prim_value(heap, code, value):
+    return int(value) if code == 0 else int(heap.data[value])
+
+
+# -- memory ---------------------------------------------------------------------------------
+class Storage:
+    """A block of bytes that tensors are carved out of (``R.memory.alloc_storage``)."""
+
+    __slots__ = ("buffer", "device")
+
+    def __init__(self, nbytes: int, device=None):
+        self.buffer = np.empty(nbytes, dtype=np.uint8)
+        self.device = device
+
+    @property
+    def nbytes(self) -> int:
+        return self.buffer.size
+
+    def __repr__(self) -> str:
+        return f"Storage({self.nbytes} bytes)"
+
+
+@builtin("vm.builtin.alloc_storage")
+def alloc_storage(vm, size, device_index=0, dtype=None, scope="global"):
+    nbytes = int(size[0]) if isinstance(size, tuple) else int(size)
+    storage = Storage(max(nbytes, 1), getattr(vm, "device", None))
+    if vm is not None:
+        vm._storage_bytes += nbytes
+    return storage
+
+
+@builtin("vm.builtin.alloc_tensor")
+def alloc_tensor(storage, offset, shape, dtype):
+    dt = np.dtype(str(dtype))
+    count = 1
+    for s in shape:
+        count *= int(s)
+    nbytes = count * dt.itemsize
+    if offset + nbytes > storage.nbytes:
+        raise MemoryError(f"alloc_tensor: a {tuple(shape)} {dtype} tensor needs {nbytes} bytes at "
+                          f"offset {offset}, but the storage has {storage.nbytes}")
+    return storage.buffer[offset:offset + nbytes].view(dt).reshape(tuple(int(s) for s in shape))
+
+
+@builtin("vm.builtin.null_value")
+def null_value():
+    return None
+
+
+# -- values ---------------------------------------------------------------------------------
+@builtin("vm.builtin.copy")
+def copy(value):
+    return value
+
+
+@builtin("vm.builtin.make_tuple")
+def make_tuple(*values):
+    return tuple(values)
+
+
+@builtin("vm.builtin.tuple_getitem")
+def tuple_getitem(tup, index):
+    return tup[index]
+
+
+@builtin("vm.builtin.read_if_cond")
+def read_if_cond(cond):
+    return bool(np.asarray(cond).item()) if isinstance(cond, np.ndarray) else bool(cond)
+
+
+@builtin("vm.builtin.shape_of")
+def shape_of(tensor):
+    return ShapeTuple(int(s) for s in tensor.shape)
+
+
+@builtin("vm.builtin.reshape")
+def reshape(tensor, shape):
+    return tensor.reshape(tuple(shape))
+
+
+@builtin("vm.builtin.invoke_closure")
+def invoke_closure(vm, func, *args):
+    return func(*args)
+
+
+@builtin("vm.builtin.call_tir_dyn")
+def call_tir_dyn(func, *args):
+    *arrays, shape = args
+    return func(*arrays, *[int(s) for s in shape])
+
+
+# -- relax.run.* : print / assert -----------------------------------------------------------
+def _fmt(value):
+    if isinstance(value, np.ndarray):
+        return str(value)
+    return str(value)
+
+
+@builtin("relax.run.print")
+def run_print(fmt, *values):
+    text = [_fmt(v) for v in values]
+    if fmt:
+        print(fmt.format(*text))
+    else:
+        print(" ".join(text))
+
+
+@builtin("relax.run.assert_op")
+def run_assert(cond, fmt, *values):
+    ok = bool(np.asarray(cond).item()) if isinstance(cond, np.ndarray) else bool(cond)
+    if not ok:
+        text = [_fmt(v) for v in values]
+        msg = fmt.format(*text) if fmt else ("Assertion Failed: " + " ".join(text)).strip()
+        raise AssertionError(msg)
+
+
+_ = DataType

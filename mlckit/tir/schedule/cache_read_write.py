@@ -1,0 +1,297 @@
+"""Caches: ``cache_read``, ``cache_write`` and ``set_scope``.
+
+``cache_read(block, i, scope)`` copies the ``i``-th buffer the block reads into a new buffer
+``<name>_<scope>`` (a new block of that name does the copy) and makes the readers use it;
+``cache_write(block, i, scope)`` makes the block write a new buffer ``<name>_<scope>`` and
+adds a block of that name copying it back.  Place the copy blocks with ``compute_at`` /
+``reverse_compute_at``.  ``set_scope`` changes the storage scope of an allocated buffer.
+"""
+
+from __future__ import annotations
+
+from mlckit.arith import Analyzer
+from mlckit.arith.analyzer import substitute
+from mlckit.tir import expr as E
+from mlckit.tir import stmt as S
+from mlckit.tir.buffer import BufferRegion, decl_buffer
+from mlckit.tir.expr import IntImm, IterVar, Range, Var
+
+from .error import ScheduleError
+from .instruction import primitive
+from .ir_utils import Rewrite, replace_buffers, replace_stmts
+from .query import child_block_srefs, consumer_srefs, scope_sref
+from .rv import BlockRV
+
+STORAGE_SCOPES = ("global", "shared", "shared.dyn", "local", "warp", "wmma.matrix_a",
+                  "wmma.matrix_b", "wmma.accumulator")
+
+
+def _check_scope(prim, scope):
+    if scope not in STORAGE_SCOPES:
+        raise ScheduleError(prim, f"unknown storage scope {scope!r} (one of "
+                            f"{', '.join(STORAGE_SCOPES)})")
+
+
+def _loops_to_scope(block_sref, scope):
+    out = []
+    p = block_sref.parent
+    while p is not None and p is not scope:
+        if p.is_loop:
+            out.append(p.stmt)
+        p = p.parent
+    return out
+
+
+def _relaxed(block_sref, scope, region):
+    """Constant [lo, hi] per dimension of ``region`` over the loops up to ``scope``."""
+    ana = Analyzer()
+    loops = _loops_to_scope(block_sref, scope)
+    for lp in loops:
+        ana.bind(lp.loop_var, Range(lp.min, lp.extent))
+    realize = block_sref.realize
+    vmap = {iv.var: v for iv, v in zip(realize.block.iter_vars, realize.iter_values)}
+    out = []
+    for rng in region:
+        lo = ana.const_int_bound(substitute(rng.min, vmap)).min_value
+        hi = ana.const_int_bound(substitute(rng.min + rng.extent - 1, vmap)).max_value
+        out.append((lo, hi))
+    return out
+
+
+def _union_regions(a, b):
+    if a is None:
+        return b
+    return [(min(x[0], y[0]), max(x[1], y[1])) for x, y in zip(a, b)]
+
+
+def _copy_block(name, src, dst, bounds, buffer):
+    """Loops ``ax*`` and a block copying ``src`` to ``dst`` over ``bounds`` of ``buffer``."""
+    loops, ivs, values = [], [], []
+    for d, ((lo, hi), dim) in enumerate(zip(bounds, buffer.shape)):
+        dtype = dim.dtype
+        ax = Var(f"ax{d}", dtype)
+        v = Var(f"v{d}", dtype)
+        ivs.append(IterVar(Range(IntImm(dtype, 0), dim), v, E.IterVarType.DataPar))
+        loops.append((ax, hi - lo + 1))
+        values.append(E.add(IntImm(dtype, lo), ax) if lo else ax)
+    idx = [iv.var for iv in ivs]
+    point = [Range(i, IntImm(i.dtype, 1)) for i in idx]
+    block = S.Block(ivs, [BufferRegion(src, point)], [BufferRegion(dst, point)], name,
+                    S.BufferStore(dst, E.BufferLoad(src, idx), idx))
+    nest = S.BlockRealize(values, E.convert(True), block)
+    for ax, ext in reversed(loops):
+        nest = S.For(ax, IntImm(ax.dtype, 0), IntImm(ax.dtype, ext), S.ForKind.SERIAL, nest)
+    return nest, block
+
+
+def _full(bounds, buffer):
+    out = []
+    for (lo, hi), dim in zip(bounds, buffer.shape):
+        if not isinstance(dim, IntImm):
+            raise ScheduleError("cache", "buffers with symbolic shapes cannot be cached yet")
+        lo = 0 if lo == float("-inf") else max(0, int(lo))
+        hi = dim.value - 1 if hi == float("inf") else min(dim.value - 1, int(hi))
+        out.append((lo, hi))
+    return out
+
+
+def _top_child_index(scope_block, sref) -> int:
+    """Index of the child of the scope's body that contains the block of ``sref``."""
+    from .compute_at import _children, _contains
+
+    for i, c in enumerate(_children(scope_block.body)):
+        if _contains(c, sref.stmt):
+            return i
+    raise AssertionError("block not in scope")
+
+
+def _unique_name(func, base):
+    names = set()
+
+    def visit(s):
+        if isinstance(s, S.Block):
+            names.add(s.name_hint)
+            names.update(b.name for b in s.alloc_buffers)
+        return True
+
+    from .ir_utils import walk
+
+    walk(func.body, visit)
+    names.update(b.name for b in func.buffer_map.values())
+    if base not in names:
+        return base
+    i = 1
+    while f"{base}_{i}" in names:
+        i += 1
+    return f"{base}_{i}"
+
+
+class CacheReadWriteMixin:
+    def _insert_in_scope(self, scope, pos, nest, new_buffer, rw, extra=None):
+        from .compute_at import _children
+
+        children = _children(scope.stmt.body)
+        new_scope = rw.derive(scope.stmt, body=S.stmt_seq(*children[:pos], nest, *children[pos:]),
+                              alloc_buffers=list(scope.stmt.alloc_buffers) + [new_buffer])
+        return new_scope
+
+    @primitive("CacheRead", inputs=("block", "read_buffer_index", "consumer_blocks"),
+               attrs=("storage_scope",))
+    def cache_read(self, block, read_buffer_index: int, storage_scope: str,
+                   consumer_blocks=None) -> BlockRV:
+        """Read the ``read_buffer_index``-th input of ``block`` through a cache in
+        ``storage_scope``; returns the new copy block ``<buffer>_<scope>``.
+
+        Before / after ``sch.cache_read(block_B, 0, "shared")``::
+
+            for i in range(128):                   for ax0 in range(128):
+                with T.block("B"):                     with T.block("A_shared"):
+                    B[vi] = A[vi] * 2                      A_shared[v0] = A[v0]
+                                                   for i in range(128):
+                                                       with T.block("B"):
+                                                           B[vi] = A_shared[vi] * 2
+        """
+        prim = "cache_read"
+        _check_scope(prim, storage_scope)
+        sref = self._block_sref(block, prim)
+        bstmt = sref.stmt
+        index = self._int(read_buffer_index, prim)
+        if not 0 <= index < len(bstmt.reads):
+            raise ScheduleError(prim, f"block `{bstmt.name_hint}` reads {len(bstmt.reads)} "
+                                f"buffer(s); read_buffer_index {index} is out of range", [bstmt])
+        buf = bstmt.reads[index].buffer
+        scope = scope_sref(sref)
+        blocks = child_block_srefs(self.state, scope)
+        if consumer_blocks is None:
+            consumers = [b for b in blocks if any(r.buffer is buf for r in b.stmt.reads)]
+        else:
+            consumers = [self._block_sref(c, prim) for c in consumer_blocks]
+            if not any(c is sref for c in consumers):
+                consumers.append(sref)
+        writers = [b for b in blocks if any(w.buffer is buf for w in b.stmt.writes)]
+        bounds = None
+        for c in consumers:
+            for r in c.stmt.reads:
+                if r.buffer is buf:
+                    bounds = _union_regions(bounds, _relaxed(c, scope, r.region))
+        bounds = _full(bounds, buf)
+        func = self.mod[sref.func_name]
+        name = _unique_name(func, f"{buf.name}_{storage_scope}")
+        new_buf = decl_buffer(buf.shape, buf.dtype, name, scope=storage_scope)
+        nest, cache_block = _copy_block(name, buf, new_buf, bounds, buf)
+        positions = [_top_child_index(scope.stmt, c) for c in consumers]
+        if writers:
+            pos = max(_top_child_index(scope.stmt, w) for w in writers) + 1
+            if pos > min(positions):
+                raise ScheduleError(prim, f"a writer of buffer `{buf.name}` comes after one of "
+                                    "its readers; cannot place a single cache stage")
+        else:
+            pos = min(positions)
+        rw = Rewrite()
+        bmap = {id(buf): new_buf}
+        table = {}
+        for c in consumers:
+            new_block = replace_buffers(c.stmt, bmap, rw)
+            table[id(c.stmt)] = new_block
+        new_scope_body = replace_stmts(scope.stmt.body, table, rw)
+        new_scope = rw.derive(scope.stmt, body=new_scope_body)
+        new_scope = self._insert_in_scope(_Fake(new_scope), pos, nest, new_buf, rw)
+        rw.link(scope.stmt, new_scope)
+        new_body = replace_stmts(func.body, {id(scope.stmt): new_scope}, rw)
+        self._commit(sref.func_name, new_body, rw)
+        return self._rv_for(self.state.get_sref(cache_block), BlockRV)
+
+    @primitive("CacheWrite", inputs=("block", "write_buffer_index", "consumer_blocks"),
+               attrs=("storage_scope",))
+    def cache_write(self, block, write_buffer_index: int, storage_scope: str,
+                    consumer_blocks=None) -> BlockRV:
+        """Make ``block`` write its ``write_buffer_index``-th output into a cache in
+        ``storage_scope``, copied back by a new block ``<buffer>_<scope>`` (returned).
+
+        Before / after ``sch.cache_write(block_C, 0, "local")``::
+
+            for i in range(128):                   for i in range(128):
+                with T.block("C"):                     with T.block("C"):
+                    C[vi] = A[vi] + 1                      C_local[vi] = A[vi] + 1
+                                                   for ax0 in range(128):
+                                                       with T.block("C_local"):
+                                                           C[v0] = C_local[v0]
+        """
+        prim = "cache_write"
+        _check_scope(prim, storage_scope)
+        sref = self._block_sref(block, prim)
+        bstmt = sref.stmt
+        index = self._int(write_buffer_index, prim)
+        if not 0 <= index < len(bstmt.writes):
+            raise ScheduleError(prim, f"block `{bstmt.name_hint}` writes {len(bstmt.writes)} "
+                                f"buffer(s); write_buffer_index {index} is out of range", [bstmt])
+        buf = bstmt.writes[index].buffer
+        scope = scope_sref(sref)
+        if any(r.buffer is buf for r in bstmt.reads):
+            others = [b for b in child_block_srefs(self.state, scope) if b is not sref
+                      and any(w.buffer is buf for w in b.stmt.writes)]
+            if others:
+                raise ScheduleError(
+                    prim, f"block `{bstmt.name_hint}` reads the `{buf.name}` it updates, and block "
+                    f"`{others[0].stmt.name_hint}` writes `{buf.name}` too; a write cache would "
+                    "not see those values (apply cache_write before decompose_reduction)",
+                    [bstmt])
+        bounds = _full(_relaxed(sref, scope, bstmt.writes[index].region), buf)
+        func = self.mod[sref.func_name]
+        name = _unique_name(func, f"{buf.name}_{storage_scope}")
+        new_buf = decl_buffer(buf.shape, buf.dtype, name, scope=storage_scope)
+        nest, cache_block = _copy_block(name, new_buf, buf, bounds, buf)
+        pos = _top_child_index(scope.stmt, sref) + 1
+        later = [c for c in consumer_srefs(self.state, sref)
+                 if _top_child_index(scope.stmt, c) < pos]
+        if later:
+            raise ScheduleError(
+                prim, f"block `{later[0].stmt.name_hint}` reads `{buf.name}` inside the same loop "
+                f"nest as block `{bstmt.name_hint}`; the copy-back block could not come between "
+                "them")
+        rw = Rewrite()
+        new_block = replace_buffers(bstmt, {id(buf): new_buf}, rw)
+        rw.link(bstmt, new_block)
+        new_scope_body = replace_stmts(scope.stmt.body, {id(bstmt): new_block}, rw)
+        new_scope = rw.derive(scope.stmt, body=new_scope_body)
+        new_scope = self._insert_in_scope(_Fake(new_scope), pos, nest, new_buf, rw)
+        rw.link(scope.stmt, new_scope)
+        new_body = replace_stmts(func.body, {id(scope.stmt): new_scope}, rw)
+        self._commit(sref.func_name, new_body, rw)
+        return self._rv_for(self.state.get_sref(cache_block), BlockRV)
+
+    @primitive("SetScope", inputs=("block", "buffer_index"), attrs=("storage_scope",))
+    def set_scope(self, block, buffer_index: int, storage_scope: str) -> None:
+        """Set the storage scope of the ``buffer_index``-th buffer ``block`` writes.
+
+        Before / after ``sch.set_scope(block_B, 0, "shared")``::
+
+            B = T.alloc_buffer((128,))             B = T.alloc_buffer((128,), scope="shared")
+        """
+        prim = "set_scope"
+        _check_scope(prim, storage_scope)
+        sref = self._block_sref(block, prim)
+        bstmt = sref.stmt
+        index = self._int(buffer_index, prim)
+        if not 0 <= index < len(bstmt.writes):
+            raise ScheduleError(prim, f"block `{bstmt.name_hint}` writes {len(bstmt.writes)} "
+                                f"buffer(s); buffer_index {index} is out of range", [bstmt])
+        buf = bstmt.writes[index].buffer
+        func = self.mod[sref.func_name]
+        if any(b is buf for b in func.buffer_map.values()):
+            raise ScheduleError(prim, f"buffer `{buf.name}` is a parameter of the function; only "
+                                "buffers allocated inside it can change scope")
+        if buf.scope == storage_scope:
+            return None
+        new_buf = buf.replace(scope=storage_scope, data=Var(buf.name, buf.data.dtype))
+        rw = Rewrite()
+        new_body = replace_buffers(func.body, {id(buf): new_buf}, rw)
+        self._commit(sref.func_name, new_body, rw)
+        return None
+
+
+class _Fake:
+    """Wraps a block as if it were an sref (for ``_insert_in_scope``)."""
+
+    def __init__(self, stmt):
+        self.stmt = stmt

@@ -1,0 +1,384 @@
+"""Compute location: ``compute_at`` and ``reverse_compute_at``.
+
+``compute_at(block, loop)`` moves a producer block under a loop of its consumers, computing
+in each iteration just the region those consumers need; ``reverse_compute_at(block, loop)``
+moves a consumer under a loop of its producers, consuming in each iteration the region just
+produced.  New loops ``ax0, ax1, …`` cover that region; iterators whose region is a single
+point get no loop (unless ``preserve_unit_loops``).
+"""
+
+from __future__ import annotations
+
+from mlckit.arith import Analyzer
+from mlckit.arith.analyzer import substitute
+from mlckit.tir import expr as E
+from mlckit.tir import stmt as S
+from mlckit.tir.expr import IntImm, Range, Var
+
+from .error import ScheduleError
+from .instruction import primitive
+from .ir_utils import Rewrite, replace_stmts
+from .query import (
+    child_block_srefs,
+    consumer_srefs,
+    describe_loop,
+    is_ancestor,
+    loop_srefs,
+    producer_srefs,
+    scope_sref,
+)
+
+
+def removal_target(block_sref):
+    """The statement to delete to remove a block: its realize, and the loops around it that
+    hold nothing else."""
+    target = block_sref.realize
+    p = block_sref.parent
+    while p is not None and p.is_loop and p.stmt.body is target:
+        target = p.stmt
+        p = p.parent
+    return target
+
+
+def _children(stmt) -> list:
+    return list(stmt.seq) if isinstance(stmt, S.SeqStmt) else [stmt]
+
+
+def _contains(stmt, block) -> bool:
+    from .ir_utils import walk
+
+    found = [False]
+
+    def visit(s):
+        if s is block:
+            found[0] = True
+            return False
+        return not found[0]
+
+    walk(stmt, visit)
+    return found[0]
+
+
+def _loops_inside(loop_sref, block_sref) -> list:
+    """Loops strictly between ``loop_sref`` and ``block_sref``."""
+    out = []
+    p = block_sref.parent
+    while p is not None and p is not loop_sref:
+        if p.is_loop:
+            out.append(p.stmt)
+        p = p.parent
+    return out
+
+
+def _relaxed_region(ana: Analyzer, region, realize, inner_loops):
+    """The [lo, hi] (symbolic) of each dimension of ``region`` (block-var terms) over the
+    loops ``inner_loops``."""
+    vmap = {iv.var: v for iv, v in zip(realize.block.iter_vars, realize.iter_values)}
+    relax = {lp.loop_var: Range(lp.min, lp.extent) for lp in inner_loops}
+    out = []
+    for rng in region:
+        mn = substitute(rng.min, vmap)
+        last = substitute(E.sub(E.add(rng.min, rng.extent), 1), vmap)
+        s_lo, s_hi = ana.int_set(mn, relax), ana.int_set(last, relax)
+        if s_lo is None or s_hi is None:
+            out.append(None)
+        else:
+            out.append((s_lo.min_value, s_hi.max_value))
+    return out
+
+
+def _union(ana, a, b):
+    if a is None:
+        return b
+    out = []
+    for x, y in zip(a, b):
+        if x is None or y is None:
+            out.append(None)
+            continue
+        lo = ana.simplify(E.min_expr(x[0], y[0]))
+        hi = ana.simplify(E.max_expr(x[1], y[1]))
+        out.append((lo, hi))
+    return out
+
+
+class ComputeAtMixin:
+    def _compute_at(self, prim, block, loop, preserve_unit_loops, index, reverse):
+        block_sref = self._block_sref(block, prim)
+        loop_sref = self._loop_sref(loop, prim)
+        bstmt, lstmt = block_sref.stmt, loop_sref.stmt
+        bname, lname = bstmt.name_hint, describe_loop(lstmt)
+        if block_sref.func_name != loop_sref.func_name:
+            raise ScheduleError(prim, f"block `{bname}` and loop {lname} are in different functions")
+        if is_ancestor(loop_sref, block_sref):
+            raise ScheduleError(prim, f"block `{bname}` is already under loop {lname}", [bstmt, lstmt])
+        scope = scope_sref(block_sref)
+        if scope is None or scope_sref(loop_sref) is not scope:
+            raise ScheduleError(prim, f"loop {lname} is not in the same block scope as block "
+                                f"`{bname}`", [bstmt, lstmt])
+        for iv in bstmt.iter_vars:
+            if iv.iter_type not in (E.IterVarType.DataPar, E.IterVarType.CommReduce):
+                raise ScheduleError(prim, f"block `{bname}` has an iterator `{iv.var.name_hint}` "
+                                    "that is neither spatial nor reduction")
+        state = self.state
+        if reverse:
+            deps = producer_srefs(state, block_sref)
+            other = consumer_srefs(state, block_sref)
+            role, other_role = "producer", "consumer"
+        else:
+            deps = consumer_srefs(state, block_sref)
+            other = producer_srefs(state, block_sref)
+            role, other_role = "consumer", "producer"
+        deps_in = [d for d in deps if is_ancestor(loop_sref, d)]
+        missing = [d for d in deps if not is_ancestor(loop_sref, d)]
+        if not deps_in:
+            raise ScheduleError(prim, f"no {role} of block `{bname}` is under loop {lname}, so "
+                                "there is nothing to compute it next to", [bstmt, lstmt])
+        if missing:
+            raise ScheduleError(
+                prim, f"not all {role}s of block `{bname}` are under loop {lname}: "
+                + ", ".join(f"`{d.stmt.name_hint}`" for d in missing) + " "
+                + ("is" if len(missing) == 1 else "are") + " not", [bstmt, lstmt])
+        # insertion position among the children of the loop body
+        children = _children(lstmt.body)
+
+        def pos_of(sref):
+            for i, c in enumerate(children):
+                if _contains(c, sref.stmt):
+                    return i
+            return None
+
+        dep_pos = [pos_of(d) for d in deps_in]
+        other_pos = [p for p in (pos_of(o) for o in other) if p is not None]
+        if reverse:
+            lo_bound = max(dep_pos) + 1
+            hi_bound = min(other_pos) if other_pos else len(children)
+        else:
+            hi_bound = min(dep_pos)
+            lo_bound = max(other_pos) + 1 if other_pos else 0
+        if lo_bound > hi_bound:
+            raise ScheduleError(
+                prim, f"block `{bname}` cannot be placed under loop {lname}: it would have to come "
+                f"after its {other_role if not reverse else role}s and before its "
+                f"{role if not reverse else other_role}s, which are interleaved there")
+        if index == -1:
+            pos = hi_bound if not reverse else lo_bound
+        elif index == -2:
+            pos = lo_bound if not reverse else hi_bound
+        else:
+            pos = index
+            if not lo_bound <= pos <= hi_bound:
+                raise ScheduleError(prim, f"index {index} is not a valid position under loop "
+                                    f"{lname} (valid: {lo_bound}..{hi_bound})")
+        # the outer loops (down to and including `loop`) are known at the new position
+        outer = Analyzer()
+        p = loop_sref
+        while p is not None:
+            if p.is_loop:
+                outer.bind(p.stmt.loop_var, Range(p.stmt.min, p.stmt.extent))
+            p = p.parent
+        # region needed (compute_at) or produced (reverse) under the loop, per buffer
+        my_regions = bstmt.reads if reverse else bstmt.writes
+        my_buffers = [r.buffer for r in my_regions]
+        need: dict[int, list] = {}
+        for d in deps_in:
+            regions = d.stmt.writes if reverse else d.stmt.reads
+            inner = _loops_inside(loop_sref, d)
+            for reg in regions:
+                if not any(reg.buffer is b for b in my_buffers):
+                    continue
+                threads = _thread_loops_to_relax(loop_sref, reg.buffer.scope)
+                rel = _relaxed_region(outer, reg.region, d.realize, inner + threads)
+                writes_it = any(w.buffer is reg.buffer for w in d.stmt.writes)
+                if writes_it:
+                    _check_disjoint(prim, outer, rel, loop_sref, scope, threads, bname,
+                                    d.stmt.name_hint, reverse)
+                key = id(reg.buffer)
+                if key in need and reverse:
+                    continue
+                need[key] = _union(outer, need.get(key), rel)
+        # block-var ranges from the block's own regions of those buffers
+        var_range: dict[int, tuple] = {}
+        for reg in my_regions:
+            rel = need.get(id(reg.buffer))
+            if rel is None:
+                continue
+            for rng, dim in zip(reg.region, rel):
+                if dim is None:
+                    continue
+                base, offset = _var_plus_const(rng.min, bstmt.iter_vars)
+                if base is None:
+                    continue
+                if not (isinstance(rng.extent, IntImm) and rng.extent.value == 1):
+                    continue
+                lo = outer.simplify(dim[0] - offset)
+                hi = outer.simplify(dim[1] - offset)
+                if id(base) in var_range and not reverse:
+                    plo, phi = var_range[id(base)]
+                    lo = outer.simplify(E.min_expr(plo, lo))
+                    hi = outer.simplify(E.max_expr(phi, hi))
+                var_range[id(base)] = (lo, hi)
+        # build the new loop nest
+        bindings, preds, loops = [], [], []
+        n_ax = 0
+        for iv in bstmt.iter_vars:
+            dom = iv.dom
+            dom_lo = dom.min
+            dom_hi = outer.simplify(dom.min + dom.extent - 1)
+            lo, hi = var_range.get(id(iv.var), (dom_lo, dom_hi))
+            extent = outer.simplify(hi - lo + 1)
+            if not isinstance(extent, IntImm):
+                bound = outer.const_int_bound(extent).max_value
+                if bound == float("inf"):
+                    raise ScheduleError(prim, f"cannot bound the region of iterator "
+                                        f"`{iv.var.name_hint}` of block `{bname}` under loop {lname}")
+                ext_val = int(bound)
+                exact = False
+            else:
+                ext_val, exact = extent.value, True
+            if ext_val == 1 and not preserve_unit_loops:
+                value = outer.simplify(lo)
+            else:
+                ax = Var(f"ax{n_ax}", iv.var.dtype)
+                n_ax += 1
+                loops.append((ax, ext_val))
+                outer.bind(ax, Range(IntImm(iv.var.dtype, 0), IntImm(iv.var.dtype, ext_val)))
+                value = outer.simplify(lo + ax)
+                if not exact:
+                    preds.append(E.LE(value, hi))
+            lo_b = outer.const_int_bound(value)
+            dom_lo_b = outer.const_int_bound(dom_lo)
+            dom_hi_b = outer.const_int_bound(dom_hi)
+            if lo_b.min_value < dom_lo_b.max_value:
+                preds.append(E.LE(dom_lo, value))
+            if lo_b.max_value > dom_hi_b.min_value:
+                preds.append(E.LT(value, outer.simplify(dom.min + dom.extent)))
+            bindings.append(value)
+        predicate = E.convert(True)
+        for pr in preds:
+            predicate = E.logical_and(predicate, pr)
+        rw = Rewrite()
+        nest = S.BlockRealize(bindings, predicate, bstmt)
+        for ax, ext in reversed(loops):
+            nest = S.For(ax, IntImm(ax.dtype, 0), IntImm(ax.dtype, ext), S.ForKind.SERIAL, nest)
+        new_children = children[:pos] + [nest] + children[pos:]
+        new_loop = rw.derive(lstmt, body=S.stmt_seq(*new_children))
+        func = self.mod[block_sref.func_name]
+        table = {id(removal_target(block_sref)): None, id(lstmt): new_loop}
+        new_body = replace_stmts(func.body, table, rw)
+        self._commit(block_sref.func_name, new_body, rw)
+
+    @primitive("ComputeAt", inputs=("block", "loop"), attrs=("preserve_unit_loops", "index"))
+    def compute_at(self, block, loop, preserve_unit_loops: bool = False, index: int = -1) -> None:
+        """Move a producer block under a loop of its consumers.
+
+        Before / after ``sch.compute_at(sch.get_block("B"), i)``::
+
+            for i, j in T.grid(128, 128):          for i in range(128):
+                with T.block("B"):                     for ax0 in range(128):
+                    B[vi, vj] = A[vi, vj] * 2              with T.block("B"):
+            for i, j in T.grid(128, 128):                      vi = T.axis.spatial(128, i)
+                with T.block("C"):                             vj = T.axis.spatial(128, ax0)
+                    C[vi, vj] = B[vi, vj] + 1                  B[vi, vj] = A[vi, vj] * 2
+                                                       for j in range(128):
+                                                           with T.block("C"):
+                                                               C[vi, vj] = B[vi, vj] + 1
+        """
+        self._compute_at("compute_at", block, loop, preserve_unit_loops, index, reverse=False)
+
+    @primitive("ReverseComputeAt", inputs=("block", "loop"),
+               attrs=("preserve_unit_loops", "index"))
+    def reverse_compute_at(self, block, loop, preserve_unit_loops: bool = False,
+                           index: int = -1) -> None:
+        """Move a consumer block under a loop of its producers.
+
+        Before / after ``sch.reverse_compute_at(sch.get_block("C"), j0)`` (mm_relu)::
+
+            for i, j_0, k, j_1 in T.grid(…):       for i, j_0 in T.grid(128, 32):
+                with T.block("Y"): ...                 for k, j_1 in T.grid(128, 4):
+            for i, j in T.grid(128, 128):                  with T.block("Y"): ...
+                with T.block("C"):                     for ax0 in range(4):
+                    vi, vj = T.axis.remap(…)               with T.block("C"):
+                                                               vi = T.axis.spatial(128, i)
+                                                               vj = T.axis.spatial(128, j_0 * 4 + ax0)
+        """
+        self._compute_at("reverse_compute_at", block, loop, preserve_unit_loops, index,
+                         reverse=True)
+
+
+_STORAGE_RANK = {"global": 0, "shared": 1, "shared.dyn": 1, "warp": 2, "local": 3}
+
+
+def _thread_rank(tag: str) -> int:
+    if tag.startswith("blockIdx"):
+        return 0
+    if tag.startswith("threadIdx"):
+        return 1
+    return 2  # vthread
+
+
+def _thread_loops_to_relax(loop_sref, scope: str) -> list:
+    """Thread-bound loops above (and at) ``loop_sref`` that share the buffer: a shared buffer
+    is filled by all threads of a block together, a global one by all blocks (as TVM)."""
+    rank = _STORAGE_RANK.get(scope, 3)
+    out = []
+    p = loop_sref
+    while p is not None:
+        lp = p.stmt
+        if p.is_loop and lp.kind == S.ForKind.THREAD_BINDING and lp.thread_binding is not None \
+                and rank <= _thread_rank(lp.thread_binding.thread_tag) and rank < 3:
+            out.append(lp)
+        p = p.parent
+    return out
+
+
+def _check_disjoint(prim, ana, rel, loop_sref, scope, relaxed, bname, dname, reverse):
+    """Each iteration of the loops down to ``loop_sref`` must touch its own part of a buffer
+    that ``dname`` updates; otherwise moving the block there would redo (compute_at) or
+    consume partial (reverse_compute_at) results."""
+    relaxed_ids = {id(lp) for lp in relaxed}
+    p = loop_sref
+    while p is not None and p is not scope:
+        lp = p.stmt
+        if p.is_loop and id(lp) not in relaxed_ids and not (
+                isinstance(lp.extent, IntImm) and lp.extent.value == 1):
+            ok = False
+            for dim in rel:
+                if dim is None:
+                    continue
+                lo, hi = dim
+                coef = _coef(ana, lo, lp.loop_var)
+                ext = ana.simplify(hi - lo + 1)
+                if coef and isinstance(ext, IntImm) and abs(coef) >= ext.value:
+                    ok = True
+                    break
+            if not ok:
+                what = ("would be computed again, overwriting the partial results of"
+                        if not reverse else "would be consumed before it is complete, as it is "
+                        "still being updated by")
+                raise ScheduleError(
+                    prim, f"block `{bname}` cannot be placed under loop `{lp.loop_var.name_hint}`"
+                    f": every iteration of loop `{lp.loop_var.name_hint}` touches the same "
+                    f"elements, which {what} block `{dname}`")
+        p = p.parent
+
+
+def _coef(ana, expr, var) -> int:
+    lin = ana._lin(expr)
+    for atom, coef in lin.terms.values():
+        if atom is var:
+            return coef
+    return 0
+
+
+def _var_plus_const(expr, iter_vars):
+    """(iter var, offset) when ``expr`` is ``v`` or ``v + c``; (None, 0) otherwise."""
+    ids = {id(iv.var): iv.var for iv in iter_vars}
+    if isinstance(expr, Var) and id(expr) in ids:
+        return expr, 0
+    if isinstance(expr, (E.Add, E.Sub)) and isinstance(expr.a, Var) and id(expr.a) in ids \
+            and isinstance(expr.b, IntImm):
+        return expr.a, expr.b.value if isinstance(expr, E.Add) else -expr.b.value
+    return None, 0
+
+
+__all__ = ["ComputeAtMixin", "child_block_srefs", "loop_srefs", "removal_target"]

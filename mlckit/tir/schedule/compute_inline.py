@@ -1,0 +1,351 @@
+"""Inlining: ``compute_inline`` and ``reverse_compute_inline``.
+
+``compute_inline(block)`` removes a block ``B[v…] = f(…)`` and substitutes ``f`` for every
+load of ``B`` in its consumers; ``reverse_compute_inline(block)`` removes a consumer
+``C[…] = g(B[v…])`` and makes the producer of ``B`` store ``g`` of its value into ``C``
+directly.  Both need a simple block: no ``T.init()``, spatial iterators only, a body that is
+one store, indexed by the block's iterators.
+"""
+
+from __future__ import annotations
+
+from mlckit.arith.analyzer import substitute
+from mlckit.tir import expr as E
+from mlckit.tir import stmt as S
+from mlckit.tir.expr import BufferLoad, PrimExpr, Var
+
+from .compute_at import removal_target
+from .error import ScheduleError
+from .instruction import primitive
+from .ir_utils import Mutator, Rewrite, replace_stmts, walk
+from .query import child_block_srefs, consumer_srefs, producer_srefs, scope_sref
+
+
+def _check_simple(prim, block, role="block"):
+    name = block.name_hint
+    if block.init is not None:
+        raise ScheduleError(prim, f"{role} `{name}` is a reduction (it has T.init()); only "
+                            "blocks without reduction can be inlined", [block])
+    for iv in block.iter_vars:
+        if iv.iter_type != E.IterVarType.DataPar:
+            raise ScheduleError(prim, f"{role} `{name}` has a non-spatial iterator "
+                                f"`{iv.var.name_hint}`; only complete blocks (spatial iterators "
+                                "only) can be inlined", [block])
+    if not isinstance(block.body, S.BufferStore):
+        raise ScheduleError(prim, f"the body of {role} `{name}` is not a single "
+                            "`buffer[...] = value` store", [block])
+    return block.body
+
+
+def _distinct_vars(indices, block):
+    ids = [id(iv.var) for iv in block.iter_vars]
+    if not all(isinstance(i, Var) and id(i) in ids for i in indices):
+        return False
+    return len({id(i) for i in indices}) == len(indices) == len(ids)
+
+
+def _param_buffers(func):
+    return list(func.buffer_map.values())
+
+
+class _InlineLoads(Mutator):
+    """Replace loads of ``buffer`` by ``make(indices)``."""
+
+    def __init__(self, rw, buffer, make):
+        super().__init__(rw)
+        self.buffer = buffer
+        self.make = make
+
+    def visit_expr(self, e):
+        return _inline_expr(e, self.buffer, self.make)
+
+
+def _inline_expr(e, buffer, make):
+    if isinstance(e, BufferLoad):
+        idx = [_inline_expr(i, buffer, make) for i in e.indices]
+        if e.buffer is buffer:
+            return make(idx)
+        if all(a is b for a, b in zip(idx, e.indices)):
+            return e
+        return BufferLoad(e.buffer, idx)
+    if isinstance(e, PrimExpr) and not isinstance(e, Var):
+        changes = {}
+        for name in e.field_names():
+            if name == "op":
+                continue
+            v = getattr(e, name)
+            if isinstance(v, PrimExpr):
+                nv = _inline_expr(v, buffer, make)
+            elif isinstance(v, list):
+                nv = [_inline_expr(x, buffer, make) for x in v]
+                if all(a is b for a, b in zip(nv, v)):
+                    nv = v
+            else:
+                continue
+            if nv is not v:
+                changes[name] = nv
+        return e.replace(**changes) if changes else e
+    return e
+
+
+def _uses_buffer(stmt, buffer) -> bool:
+    found = [False]
+
+    def expr_uses(e):
+        if isinstance(e, BufferLoad) and e.buffer is buffer:
+            return True
+        if isinstance(e, PrimExpr) and not isinstance(e, Var):
+            for name in e.field_names():
+                v = getattr(e, name)
+                for x in v if isinstance(v, list) else [v]:
+                    if isinstance(x, PrimExpr) and expr_uses(x):
+                        return True
+        return False
+
+    def visit(s):
+        if found[0]:
+            return False
+        if isinstance(s, S.BufferStore) and s.buffer is buffer:
+            found[0] = True
+        if isinstance(s, S.Block) and any(r.buffer is buffer for r in s.reads + s.writes):
+            found[0] = True
+        for name in s.field_names():
+            v = getattr(s, name)
+            for x in v if isinstance(v, list) else [v]:
+                if isinstance(x, PrimExpr) and expr_uses(x):
+                    found[0] = True
+        return not found[0]
+
+    walk(stmt, visit)
+    return found[0]
+
+
+def _visible_buffers(func, block):
+    bufs = list(func.buffer_map.values())
+
+    def visit(s):
+        if s is block:
+            return False
+        if isinstance(s, S.Block):
+            bufs.extend(s.alloc_buffers)
+        return True
+
+    walk(func.body, visit)
+    return bufs
+
+
+def _recompute(func, block, reads=True, writes=False):
+    from mlckit.tir.analysis import get_block_access_region
+
+    r, w = get_block_access_region(block, _visible_buffers(func, block))
+    changes = {}
+    if reads:
+        changes["reads"] = r
+    if writes:
+        changes["writes"] = w
+    return changes
+
+
+class _DropAlloc(Mutator):
+    def __init__(self, rw, buffer):
+        super().__init__(rw)
+        self.buffer = buffer
+
+    def visit_expr(self, e):
+        return e
+
+    def visit_Block(self, b):
+        new = self.generic(b)
+        if any(x is self.buffer for x in new.alloc_buffers):
+            allocs = [x for x in new.alloc_buffers if x is not self.buffer]
+            out = new.replace(alloc_buffers=allocs)
+            self.rw.link(b, out)
+            return out
+        return new
+
+
+class ComputeInlineMixin:
+    @primitive("ComputeInline", inputs=("block",))
+    def compute_inline(self, block) -> None:
+        """Inline a block into its consumers.
+
+        Before / after ``sch.compute_inline(block_B)``::
+
+            for i in range(128):                   for i in range(128):
+                with T.block("B"):                     with T.block("C"):
+                    B[vi] = A[vi] * 2                      vi = T.axis.spatial(128, i)
+            for i in range(128):                           T.reads(A[vi])
+                with T.block("C"):                         C[vi] = A[vi] * 2 + 1
+                    C[vi] = B[vi] + 1
+        """
+        prim = "compute_inline"
+        sref = self._block_sref(block, prim)
+        bstmt = sref.stmt
+        name = bstmt.name_hint
+        if sref.parent is None:
+            raise ScheduleError(prim, "the root block cannot be inlined")
+        store = _check_simple(prim, bstmt)
+        buf = store.buffer
+        func = self.mod[sref.func_name]
+        if any(b is buf for b in _param_buffers(func)):
+            raise ScheduleError(prim, f"block `{name}` writes `{buf.name}`, a parameter of the "
+                                "function (an output); an output block cannot be inlined", [bstmt])
+        if not _distinct_vars(store.indices, bstmt):
+            raise ScheduleError(prim, f"block `{name}` stores to `{buf.name}` at indices that are "
+                                "not its iterators, each used once; it cannot be inlined", [bstmt])
+        if any(r.buffer is buf for r in bstmt.reads):
+            raise ScheduleError(prim, f"block `{name}` reads the buffer `{buf.name}` it writes")
+        scope = scope_sref(sref)
+        others = [b for b in child_block_srefs(self.state, scope)
+                  if b is not sref and any(w.buffer is buf for w in b.stmt.writes)]
+        if others:
+            raise ScheduleError(prim, f"buffer `{buf.name}` is also written by block "
+                                f"`{others[0].stmt.name_hint}`; block `{name}` must be its only "
+                                "producer to be inlined", [bstmt])
+        consumers = consumer_srefs(self.state, sref)
+        positions = {id(iv.var): k for k, iv in enumerate(bstmt.iter_vars)}
+        order = [positions[id(i)] for i in store.indices]
+
+        def make(idx):
+            vmap = {bstmt.iter_vars[order[d]].var: idx[d] for d in range(len(idx))}
+            return substitute(store.value, vmap)
+
+        rw = Rewrite()
+        table = {}
+        for c in consumers:
+            inlined = _InlineLoads(rw, buf, make).visit_stmt(c.stmt)
+            table[id(c.stmt)] = inlined
+        table[id(removal_target(sref))] = None
+        scope_body = replace_stmts(scope.stmt.body, table, rw)
+        new_scope = rw.derive(scope.stmt, body=scope_body)
+        new_body = replace_stmts(func.body, {id(scope.stmt): new_scope}, rw)
+        new_func = func.replace(body=new_body)
+        # consumers' reads change: recompute them
+        fix = {}
+        for c in consumers:
+            new_c = _find_derived(new_func, rw, c.stmt)
+            if new_c is not None:
+                fix[id(new_c)] = rw.derive(new_c, **_recompute(new_func, new_c))
+                rw.link(c.stmt, fix[id(new_c)])
+        if fix:
+            new_body = replace_stmts(new_body, fix, rw)
+        new_body = _drop_if_unused(new_body, buf, rw)
+        self._commit(sref.func_name, new_body, rw)
+
+    @primitive("ReverseComputeInline", inputs=("block",))
+    def reverse_compute_inline(self, block) -> None:
+        """Inline a consumer block into its single producer.
+
+        Before / after ``sch.reverse_compute_inline(block_C)``::
+
+            for i in range(128):                   for i in range(128):
+                with T.block("B"):                     with T.block("B"):
+                    B[vi] = A[vi] * 2                      vi = T.axis.spatial(128, i)
+            for i in range(128):                           T.reads(A[vi])
+                with T.block("C"):                         T.writes(C[vi])
+                    C[vi] = B[vi] + 1                      C[vi] = A[vi] * 2 + 1
+        """
+        prim = "reverse_compute_inline"
+        sref = self._block_sref(block, prim)
+        cstmt = sref.stmt
+        name = cstmt.name_hint
+        if sref.parent is None:
+            raise ScheduleError(prim, "the root block cannot be inlined")
+        cstore = _check_simple(prim, cstmt)
+        producers = producer_srefs(self.state, sref)
+        if len(producers) != 1:
+            raise ScheduleError(prim, f"block `{name}` has {len(producers)} producer blocks; it "
+                                "needs exactly one to be inlined into", [cstmt])
+        psref = producers[0]
+        pstmt = psref.stmt
+        pstore = _check_simple(prim, pstmt, "producer")
+        buf = pstore.buffer
+        func = self.mod[sref.func_name]
+        if any(b is buf for b in _param_buffers(func)):
+            raise ScheduleError(prim, f"producer `{pstmt.name_hint}` writes `{buf.name}`, a "
+                                "parameter of the function; it must stay written", [pstmt])
+        loads = []
+
+        def collect(e):
+            if isinstance(e, BufferLoad) and e.buffer is buf:
+                loads.append(e)
+            if isinstance(e, PrimExpr) and not isinstance(e, Var):
+                for n in e.field_names():
+                    v = getattr(e, n)
+                    for x in v if isinstance(v, list) else [v]:
+                        if isinstance(x, PrimExpr):
+                            collect(x)
+
+        collect(cstore.value)
+        for i in cstore.indices:
+            collect(i)
+        if not loads:
+            raise ScheduleError(prim, f"block `{name}` does not load `{buf.name}`")
+        first = loads[0].indices
+        if not _distinct_vars(first, cstmt) or any(
+                not all(a is b for a, b in zip(ld.indices, first)) for ld in loads):
+            raise ScheduleError(prim, f"block `{name}` loads `{buf.name}` at indices that are not "
+                                "its iterators, each used once; it cannot be inlined", [cstmt])
+        others = [b for b in consumer_srefs(self.state, psref) if b is not sref]
+        if others:
+            raise ScheduleError(prim, f"buffer `{buf.name}` is also read by block "
+                                f"`{others[0].stmt.name_hint}`; it must have one consumer", [cstmt])
+        vmap = {v: pstore.indices[d] for d, v in enumerate(first)}
+        new_value = _inline_expr(cstore.value, buf, lambda idx: pstore.value)
+        new_value = substitute(new_value, vmap)
+        new_indices = [substitute(i, vmap) for i in cstore.indices]
+        new_store = S.BufferStore(cstore.buffer, new_value, new_indices)
+        rw = Rewrite()
+        new_p = rw.derive(pstmt, body=new_store)
+        scope = scope_sref(sref)
+        table = {id(pstmt): new_p, id(removal_target(sref)): None}
+        scope_body = replace_stmts(scope.stmt.body, table, rw)
+        new_scope = rw.derive(scope.stmt, body=scope_body)
+        new_body = replace_stmts(func.body, {id(scope.stmt): new_scope}, rw)
+        new_func = func.replace(body=new_body)
+        fixed = rw.derive(new_p, **_recompute(new_func, new_p, reads=True, writes=True))
+        rw.link(pstmt, fixed)
+        new_body = replace_stmts(new_body, {id(new_p): fixed}, rw)
+        new_body = _drop_if_unused(new_body, buf, rw)
+        self._commit(sref.func_name, new_body, rw)
+
+
+def _drop_if_unused(body, buf, rw):
+    """Remove ``buf`` from the block allocating it when nothing uses it any more."""
+    owner = [None]
+
+    def visit(s):
+        if isinstance(s, S.Block) and any(b is buf for b in s.alloc_buffers):
+            owner[0] = s
+            return False
+        return True
+
+    walk(body, visit)
+    block = owner[0]
+    if block is None:
+        return body
+    probe = block.replace(alloc_buffers=[b for b in block.alloc_buffers if b is not buf])
+    if _uses_buffer(probe.body, buf) or (probe.init is not None and _uses_buffer(probe.init, buf)):
+        return body
+    rw.link(block, probe)
+    return replace_stmts(body, {id(block): probe}, rw)
+
+
+def _find_derived(func, rw, old):
+    """The block in ``func`` that continues ``old``."""
+    found = [None]
+
+    def visit(s):
+        if isinstance(s, S.Block):
+            node = s
+            for _ in range(100):
+                if node is old:
+                    found[0] = s
+                    return False
+                node = rw.reuse.get(id(node))
+                if node is None:
+                    break
+        return found[0] is None
+
+    walk(func.body, visit)
+    return found[0]

@@ -1,0 +1,89 @@
+"""Instructions: the record of one primitive call, and the registry of primitive kinds.
+
+Every public primitive of ``Schedule`` is declared with ``@primitive``: its TVM kind name
+(``"Split"``), which parameters are *inputs* (random variables, ints and lists of them) and
+which are *attributes* (strings, flags).  The decorator records an ``Instruction`` in the
+schedule's trace after the primitive succeeded, which is how traces print and replay.
+"""
+
+from __future__ import annotations
+
+import functools
+import inspect
+from dataclasses import dataclass, field
+from typing import Any
+
+INSTRUCTION_KINDS: dict[str, InstructionKind] = {}
+
+
+@dataclass
+class InstructionKind:
+    """A kind of instruction: ``name`` as in TVM, the Schedule ``method`` it calls."""
+
+    name: str
+    method: str
+    inputs: tuple[str, ...]
+    attrs: tuple[str, ...]
+    is_pure: bool = False  # navigation and sampling: no effect on the IR
+    py_name: str = ""  # the name printed in Python (default: method)
+    varargs: bool = False  # the first input is printed spread as positional arguments
+
+
+@dataclass
+class Instruction:
+    """One recorded call: kind, inputs, attrs, outputs (and a sampling decision)."""
+
+    kind: InstructionKind
+    inputs: list
+    attrs: list
+    outputs: list
+    decision: Any = None
+    extra: dict = field(default_factory=dict)
+
+
+def primitive(name: str, inputs=(), attrs=(), is_pure: bool = False, py_name: str = "",
+              varargs: bool = False):
+    """Declare a Schedule method as the primitive ``name`` (recorded in the trace)."""
+
+    def wrap(fn):
+        kind = InstructionKind(name, fn.__name__, tuple(inputs), tuple(attrs), is_pure,
+                               py_name or fn.__name__, varargs)
+        INSTRUCTION_KINDS[name] = kind
+        sig = inspect.signature(fn)
+
+        @functools.wraps(fn)
+        def method(self, *args, **kwargs):
+            bound = sig.bind(self, *args, **kwargs)
+            bound.apply_defaults()
+            self._depth += 1
+            try:
+                self._decision = None
+                result = fn(self, *args, **kwargs)
+            finally:
+                self._depth -= 1
+            if self._depth == 0 and self._trace is not None:
+                values = bound.arguments
+                outs = result if isinstance(result, (list, tuple)) else (
+                    [] if result is None else [result])
+                self._trace.append(Instruction(
+                    kind,
+                    [_freeze(values[n]) for n in kind.inputs],
+                    [_freeze(values[n]) for n in kind.attrs],
+                    list(outs),
+                    self._decision,
+                    {"list_output": isinstance(result, (list, tuple))},
+                ))
+            return result
+
+        method.instruction_kind = kind
+        return method
+
+    return wrap
+
+
+def _freeze(v):
+    if isinstance(v, tuple):
+        return [_freeze(x) for x in v]
+    if isinstance(v, list):
+        return [_freeze(x) for x in v]
+    return v

@@ -1,0 +1,344 @@
+"""Loop transformations: ``split``, ``fuse``, ``reorder``, ``add_unit_loop``.
+
+They change the loop nest around blocks; the blocks themselves (iterators, ``T.reads`` /
+``T.writes``, body) stay the same and only their bindings (``T.axis.*(…, expr)``) are
+rewritten in terms of the new loops.
+"""
+
+from __future__ import annotations
+
+from mlckit.arith import Analyzer
+from mlckit.arith.analyzer import substitute, uses_var
+from mlckit.tir import expr as E
+from mlckit.tir import stmt as S
+from mlckit.tir.expr import IntImm, Range, Var
+
+from .error import ScheduleError
+from .instruction import primitive
+from .ir_utils import Mutator, Rewrite, replace_stmts
+from .query import describe_loop, is_ancestor, loop_srefs
+from .rv import LoopRV
+
+
+class _SubstSimplify(Mutator):
+    """Substitute loop variables; simplify the block bindings that changed, knowing the
+    ranges of the loops around them."""
+
+    def __init__(self, rw, vmap, ana: Analyzer):
+        super().__init__(rw)
+        self.vmap = vmap
+        self.ana = ana
+
+    def visit_expr(self, e):
+        return substitute(e, self.vmap)
+
+    def visit_For(self, s):
+        mn, ext = self.visit_expr(s.min), self.visit_expr(s.extent)
+        self.ana.bind(s.loop_var, Range(mn, ext))
+        body = self.visit_stmt(s.body)
+        if mn is s.min and ext is s.extent and body is s.body:
+            return s
+        return self.rw.derive(s, min=mn, extent=ext, body=body)
+
+    def visit_BlockRealize(self, s):
+        values = [substitute(v, self.vmap) for v in s.iter_values]
+        changed = any(a is not b for a, b in zip(values, s.iter_values))
+        if changed:
+            values = [self.ana.simplify(v) for v in values]
+        pred = substitute(s.predicate, self.vmap)
+        if not changed and pred is s.predicate:
+            return s
+        return s.replace(iter_values=values, predicate=pred)
+
+
+class _AppendPredicate(Mutator):
+    """``predicate`` added (with ``and``) to the BlockRealizes directly under a statement."""
+
+    def __init__(self, rw, predicate):
+        super().__init__(rw)
+        self.predicate = predicate
+
+    def visit_BlockRealize(self, s):
+        return s.replace(predicate=E.logical_and(s.predicate, self.predicate))
+
+
+def outer_analyzer(loop_sref) -> Analyzer:
+    """An Analyzer knowing the ranges of the loops above ``loop_sref`` (and itself)."""
+    ana = Analyzer()
+    p = loop_sref
+    while p is not None:
+        if p.is_loop:
+            ana.bind(p.stmt.loop_var, Range(p.stmt.min, p.stmt.extent))
+        p = p.parent
+    return ana
+
+
+def check_plain_loop(prim: str, loop) -> None:
+    if loop.annotations or loop.thread_binding is not None or loop.kind != S.ForKind.SERIAL:
+        raise ScheduleError(
+            prim, f"loop {describe_loop(loop)} has annotations, a thread binding or a "
+            f"non-serial kind ({loop.kind.name.lower()}); {prim} applies to plain serial loops only",
+            [loop])
+    if not (isinstance(loop.min, IntImm) and loop.min.value == 0):
+        raise ScheduleError(prim, f"loop {describe_loop(loop)} does not start at 0 "
+                            f"(its min is {loop.min}); {prim} needs loops starting at 0", [loop])
+
+
+class LoopTransformationMixin:
+    @primitive("Split", inputs=("loop", "factors"),
+               attrs=("preserve_unit_iters", "disable_predication"))
+    def split(self, loop: LoopRV, factors, preserve_unit_iters: bool = True,
+              disable_predication: bool = False) -> list[LoopRV]:
+        """Split a loop into ``len(factors)`` nested loops.
+
+        One factor may be ``None`` (or -1): it is inferred as ``ceil(extent / others)``.  When
+        the factors' product exceeds the extent, the blocks get a predicate ``T.where``.
+
+        Before / after ``sch.split(i, factors=[None, 4])`` on ``for i in range(10)``::
+
+            for i in range(10):                    for i_0, i_1 in T.grid(3, 4):
+                with T.block("B"):                     with T.block("B"):
+                    vi = T.axis.spatial(10, i)             T.where(i_0 * 4 + i_1 < 10)
+                                                           vi = T.axis.spatial(10, i_0 * 4 + i_1)
+        """
+        prim = "split"
+        sref = self._loop_sref(loop, prim)
+        old = sref.stmt
+        check_plain_loop(prim, old)
+        if not isinstance(factors, (list, tuple)) or len(factors) < 2:
+            raise ScheduleError(prim, f"factors must be a list of at least two values, got {factors!r}")
+        ints = []
+        for f in factors:
+            v = self._int(f, prim)
+            ints.append(None if v is None or v == -1 else v)
+        if sum(1 for v in ints if v is None) > 1:
+            raise ScheduleError(prim, f"only one factor can be None (or -1), got {list(factors)!r}")
+        for v in ints:
+            if v is not None and v <= 0:
+                raise ScheduleError(prim, f"factors must be positive, got {list(factors)!r}")
+        extent = old.extent
+        known = 1
+        for v in ints:
+            if v is not None:
+                known *= v
+        if None in ints:
+            if not isinstance(extent, IntImm):
+                raise ScheduleError(prim, f"cannot infer a factor of loop {describe_loop(old)} whose "
+                                    f"extent {extent} is not a constant", [old])
+            ints[ints.index(None)] = -(-extent.value // known)
+        elif isinstance(extent, IntImm) and known < extent.value:
+            shown = " * ".join(str(v) for v in ints)
+            raise ScheduleError(
+                prim, f"the product of the factors ({shown} = {known}) is smaller than the "
+                f"extent {extent.value} of loop {describe_loop(old)}", [old])
+        dtype = old.loop_var.dtype
+        name = old.loop_var.name_hint
+        new_vars = [Var(f"{name}_{i}", dtype) for i in range(len(ints))]
+        value = IntImm(dtype, 0)
+        for v, f in zip(new_vars, ints):
+            value = value * IntImm(dtype, f) + v
+        rw = Rewrite()
+        ana = outer_analyzer(sref.parent) if sref.parent is not None else Analyzer()
+        for v, f in zip(new_vars, ints):
+            ana.bind(v, Range(IntImm(dtype, 0), IntImm(dtype, f)))
+        body = _SubstSimplify(rw, {old.loop_var: value}, ana).visit_stmt(old.body)
+        predicate = E.LT(value, extent) if not isinstance(value, IntImm) else E.convert(True)
+        if not disable_predication and not ana.can_prove(predicate):
+            body = _AppendPredicate(rw, predicate).visit_stmt(body)
+        new_loops = []
+        for v, f in zip(reversed(new_vars), reversed(ints)):
+            body = S.For(v, IntImm(dtype, 0), IntImm(dtype, f), S.ForKind.SERIAL, body)
+            new_loops.append(body)
+        func = self.mod[sref.func_name]
+        new_body = replace_stmts(func.body, {id(old): body}, rw)
+        self._commit(sref.func_name, new_body, rw)
+        return [self._rv_for(self.state.get_sref(lp), LoopRV) for lp in reversed(new_loops)]
+
+    @primitive("Fuse", inputs=("loops",), attrs=("preserve_unit_iters",), py_name="fuse",
+               varargs=True)
+    def _fuse(self, loops, preserve_unit_iters: bool = True) -> LoopRV:
+        prim = "fuse"
+        if len(loops) == 0:
+            raise ScheduleError(prim, "needs at least one loop")
+        srefs = [self._loop_sref(lp, prim) for lp in loops]
+        if len(srefs) == 1:
+            return loops[0]
+        for s in srefs:
+            check_plain_loop(prim, s.stmt)
+        for outer, inner in zip(srefs, srefs[1:]):
+            if inner.parent is not outer:
+                raise ScheduleError(
+                    prim, f"loop {describe_loop(outer.stmt)} is not the parent of loop "
+                    f"{describe_loop(inner.stmt)}; fuse needs consecutive nested loops, outermost "
+                    "first", [outer.stmt, inner.stmt])
+            if outer.stmt.body is not inner.stmt:
+                raise ScheduleError(
+                    prim, f"loop {describe_loop(inner.stmt)} is not the only child of loop "
+                    f"{describe_loop(outer.stmt)}", [outer.stmt, inner.stmt])
+        fused_vars = {id(s.stmt.loop_var) for s in srefs}
+        for s in srefs:
+            if uses_var(s.stmt.extent, lambda v: id(v) in fused_vars):
+                raise ScheduleError(prim, f"the extent of loop {describe_loop(s.stmt)} depends on "
+                                    "another of the fused loops", [s.stmt])
+        dtype = srefs[0].stmt.loop_var.dtype
+        name = "_".join(s.stmt.loop_var.name_hint for s in srefs) + "_fused"
+        fused = Var(name, dtype)
+        extents = [s.stmt.extent for s in srefs]
+        total = extents[0]
+        for e in extents[1:]:
+            total = total * e
+        ana = outer_analyzer(srefs[0].parent) if srefs[0].parent is not None else Analyzer()
+        total = ana.simplify(total)
+        ana.bind(fused, Range(IntImm(dtype, 0), total))
+        vmap = {}
+        inner = IntImm(dtype, 1)
+        for k in range(len(srefs) - 1, -1, -1):
+            v = srefs[k].stmt.loop_var
+            if k == len(srefs) - 1:
+                vmap[v] = E.floormod(fused, extents[k])
+            elif k == 0:
+                vmap[v] = E.floordiv(fused, inner)
+            else:
+                vmap[v] = E.floordiv(E.floormod(fused, ana.simplify(extents[k] * inner)), inner)
+            inner = ana.simplify(inner * extents[k])
+        vmap = {k: ana.simplify(v) for k, v in vmap.items()}
+        rw = Rewrite()
+        body = _SubstSimplify(rw, vmap, ana).visit_stmt(srefs[-1].stmt.body)
+        new_loop = S.For(fused, IntImm(dtype, 0), total, S.ForKind.SERIAL, body)
+        func = self.mod[srefs[0].func_name]
+        new_body = replace_stmts(func.body, {id(srefs[0].stmt): new_loop}, rw)
+        self._commit(srefs[0].func_name, new_body, rw)
+        return self._rv_for(self.state.get_sref(new_loop), LoopRV)
+
+    def fuse(self, *loops, preserve_unit_iters: bool = True) -> LoopRV:
+        """Fuse consecutive nested loops (outermost first) into one loop.
+
+        Before / after ``sch.fuse(i, j)``::
+
+            for i, j in T.grid(4, 8):              for i_j_fused in range(32):
+                with T.block("B"):                     with T.block("B"):
+                    vi, vj = T.axis.remap(                 vi = T.axis.spatial(4, i_j_fused // 8)
+                        "SS", [i, j])                      vj = T.axis.spatial(8, i_j_fused % 8)
+        """
+        if len(loops) == 1 and isinstance(loops[0], (list, tuple)):
+            loops = tuple(loops[0])
+        return self._fuse(list(loops), preserve_unit_iters=preserve_unit_iters)
+
+    @primitive("Reorder", inputs=("ordered_loops",), py_name="reorder", varargs=True)
+    def _reorder(self, ordered_loops) -> None:
+        prim = "reorder"
+        srefs = [self._loop_sref(lp, prim) for lp in ordered_loops]
+        for i, s in enumerate(srefs):
+            if any(s is t for t in srefs[:i]):
+                raise ScheduleError(prim, f"loop {describe_loop(s.stmt)} appears more than once",
+                                    [s.stmt])
+        if len(srefs) <= 1:
+            return None
+        func_names = {s.func_name for s in srefs}
+        # the outermost loop is an ancestor of all the others
+        chain_set = {id(s) for s in srefs}
+        outer = [s for s in srefs if not any(is_ancestor(t, s) for t in srefs if t is not s)]
+        if len(outer) != 1 or len(func_names) != 1:
+            raise ScheduleError(
+                prim, "the loops are not in a single chain: "
+                + ", ".join(describe_loop(s.stmt) for s in outer) + " are not nested in one another")
+        top = outer[0]
+        inner = [s for s in srefs if not any(is_ancestor(s, t) for t in srefs if t is not s)]
+        if len(inner) != 1:
+            raise ScheduleError(
+                prim, "the loops are not in a single chain: "
+                + " and ".join(describe_loop(s.stmt) for s in inner)
+                + " are in different branches of the loop nest")
+        bottom = inner[0]
+        path = []
+        p = bottom
+        while p is not top:
+            path.append(p)
+            p = p.parent
+            if p is None or not p.is_loop:
+                raise ScheduleError(prim, "the loops are not under the same block scope")
+        path.append(top)
+        path.reverse()
+        for a, b in zip(path, path[1:]):
+            if a.stmt.body is not b.stmt:
+                raise ScheduleError(
+                    prim, f"the loops are not in a single chain: loop {describe_loop(a.stmt)} has "
+                    f"other statements besides loop {describe_loop(b.stmt)} in its body",
+                    [a.stmt])
+        # new order of the loops in the chain
+        it = iter(srefs)
+        new_order = [next(it) if id(p) in chain_set else p for p in path]
+        for i, s in enumerate(new_order):
+            inner_vars = {id(t.stmt.loop_var) for t in new_order[i + 1:]}
+            for field in (s.stmt.min, s.stmt.extent):
+                if uses_var(field, lambda v, iv=inner_vars: id(v) in iv):
+                    raise ScheduleError(
+                        prim, f"the range of loop {describe_loop(s.stmt)} depends on a loop that "
+                        "would be inside it after reordering", [s.stmt])
+        _check_block_iters(prim, bottom.stmt.body, [p.stmt for p in path])
+        rw = Rewrite()
+        body = bottom.stmt.body
+        for s in reversed(new_order):
+            body = rw.derive(s.stmt, body=body)
+        func = self.mod[top.func_name]
+        new_body = replace_stmts(func.body, {id(top.stmt): body}, rw)
+        self._commit(top.func_name, new_body, rw)
+        return None
+
+    def reorder(self, *ordered_loops) -> None:
+        """Reorder loops of one chain (each loop the only child of the one above).
+
+        Before / after ``sch.reorder(k, j)`` on ``for i, j, k in T.grid(…)``::
+
+            for i, j, k in T.grid(4, 8, 16):       for i, k, j in T.grid(4, 16, 8):
+                with T.block("C"): ...                 with T.block("C"): ...
+        """
+        if len(ordered_loops) == 1 and isinstance(ordered_loops[0], (list, tuple)):
+            ordered_loops = tuple(ordered_loops[0])
+        return self._reorder(list(ordered_loops))
+
+    @primitive("AddUnitLoop", inputs=("block_or_loop",))
+    def add_unit_loop(self, block_or_loop) -> LoopRV:
+        """Wrap a block or loop in a new loop of extent 1 (named ``u``).
+
+        Before / after ``sch.add_unit_loop(block)``::
+
+            with T.block("B"): ...                 for u in range(1):
+                                                       with T.block("B"): ...
+        """
+        prim = "add_unit_loop"
+        sref = self._sref(block_or_loop, prim)
+        func = self.mod[sref.func_name]
+        target = sref.realize if sref.is_block else sref.stmt
+        if sref.is_block and sref.parent is None:
+            raise ScheduleError(prim, "cannot add a loop above the root block")
+        dtype = "int32"
+        new_loop = S.For(Var("u", dtype), IntImm(dtype, 0), IntImm(dtype, 1), S.ForKind.SERIAL,
+                         target)
+        rw = Rewrite()
+        new_body = replace_stmts(func.body, {id(target): new_loop}, rw)
+        self._commit(sref.func_name, new_body, rw)
+        return self._rv_for(self.state.get_sref(new_loop), LoopRV)
+
+
+def _check_block_iters(prim: str, stmt, loops=()) -> None:
+    from .ir_utils import realizes_under
+
+    for realize in realizes_under(stmt):
+        if realize.block.init is not None:
+            for lp in loops:
+                kinds = {iv.iter_type for iv, v in zip(realize.block.iter_vars, realize.iter_values)
+                         if uses_var(v, lambda x, lv=lp.loop_var: x is lv)}
+                if {E.IterVarType.DataPar, E.IterVarType.CommReduce} <= kinds:
+                    raise ScheduleError(
+                        prim, f"loop {describe_loop(lp)} drives both spatial and reduction "
+                        f"iterators of block `{realize.block.name_hint}`; reordering it would "
+                        "run T.init() in the middle of the reduction", [lp, realize.block])
+        for iv in realize.block.iter_vars:
+            if iv.iter_type not in (E.IterVarType.DataPar, E.IterVarType.CommReduce):
+                raise ScheduleError(
+                    prim, f"block `{realize.block.name_hint}` under the loops has an iterator "
+                    f"`{iv.var.name_hint}` that is neither spatial nor reduction", [realize.block])
+
+
+__all__ = ["LoopTransformationMixin", "loop_srefs"]

@@ -1,0 +1,155 @@
+"""numba_cpu: generated source, loop kinds, argument checks and compile caches."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import textwrap
+
+import numpy as np
+import pytest
+
+from mlckit.backend import ArgumentError, numba_cpu
+from mlckit.script import from_source
+from mlckit.script import tir as T
+
+from .. import kernels as K
+
+
+def test_source_is_kept_and_uses_prange_unroll_and_hoisting():
+    tiled = numba_cpu.build(K.mm_relu_tiled)
+    assert "@njit(cache=True, parallel=True)" in tiled.source
+    assert "for i in prange(32):" in tiled.source
+    assert "# T.unroll: j1 = 0, 1, 2, 3" in tiled.source
+    assert tiled.source.count("Y[vi, vj] = Y[vi, vj] + A[vi, vk] * B[vk, vj]") == 4
+    local = numba_cpu.build(K.row_sum_local)
+    first_loop = local.source.index("for i in range(6):")
+    assert local.source.index('acc = np.empty((1,), dtype="float32")') < first_loop
+
+
+def test_allocation_is_not_hoisted_out_of_a_parallel_loop():
+    func = from_source(textwrap.dedent('''
+        @T.prim_func
+        def f(A: T.Buffer((4, 3), "float32"), B: T.Buffer((4,), "float32")):
+            for i in T.parallel(4):
+                with T.block("row"):
+                    vi = T.axis.spatial(4, i)
+                    t = T.alloc_buffer((3,), "float32")
+                    for k in range(3):
+                        with T.block("t"):
+                            vk = T.axis.spatial(3, k)
+                            t[vk] = A[vi, vk] * T.float32(2)
+                    B[vi] = t[0] + t[1] + t[2]
+    '''))
+    f = numba_cpu.build(func)
+    assert f.source.index("for i in prange(4):") < f.source.index("t = np.empty")
+    a = np.arange(12, dtype="float32").reshape(4, 3)
+    out = np.zeros(4, "float32")
+    f(a, out)
+    np.testing.assert_allclose(out, 2 * a.sum(axis=1))
+
+
+def test_float32_constants_are_typed():
+    src = numba_cpu.build(K.mm_relu).source
+    assert "max(Y[vi, vj], np.float32(0.0))" in src
+
+
+@pytest.mark.parametrize(
+    "args, match",
+    [
+        ((np.zeros((32, 48), "float32"),), r"takes 3 arguments \(A, B, C\) but 1 was given"),
+        ((np.zeros((32, 48), "float32"), np.zeros((48, 40), "float32"), np.zeros((32, 40), "int32")),
+         r"argument 3 \(C\) must have dtype float32, got int32"),
+        ((np.zeros((32, 48), "float32"), np.zeros((40, 48), "float32"), np.zeros((32, 40), "float32")),
+         r"argument 2 \(B\) has shape \(40, 48\), expected \(48, 40\)"),
+    ],
+)
+def test_wrong_arguments_are_rejected_before_running(args, match):
+    with pytest.raises(ArgumentError, match=match):
+        numba_cpu.build(K.mm_relu_small)(*args)
+
+
+def test_symbolic_sizes_must_agree_across_buffers():
+    f = numba_cpu.build(K.mm_symbolic)
+    with pytest.raises(ArgumentError, match=r"dimension 1 is 4, but the symbolic size m = 3"):
+        f(np.zeros((5, 16), "float32"), np.zeros((16, 3), "float32"), np.zeros((5, 4), "float32"))
+
+
+def test_structurally_equal_functions_share_one_compiled_kernel():
+    text = textwrap.dedent('''
+        @T.prim_func
+        def add_one(A: T.Buffer((8,), "float32"), B: T.Buffer((8,), "float32")):
+            for i in range(8):
+                with T.block("B"):
+                    vi = T.axis.spatial(8, i)
+                    B[vi] = A[vi] + T.float32(1)
+    ''')
+    assert numba_cpu.build(from_source(text)) is numba_cpu.build(from_source(text))
+
+
+def test_non_contiguous_arrays_still_work():
+    f = numba_cpu.build(K.relu)
+    a = np.linspace(-1, 1, 2048, dtype="float32")[::2]
+    out = np.zeros(2048, "float32")[::2]
+    f(a, out)
+    np.testing.assert_array_equal(out, np.maximum(a, 0))
+
+
+def test_a_second_process_loads_the_kernel_from_the_disk_cache(tmp_path):
+    script = textwrap.dedent('''
+        import time, numpy as np
+        from mlckit.backend import numba_cpu
+        from tests.backend import kernels as K
+        t = time.perf_counter()
+        f = numba_cpu.build(K.conv2d_nchw)
+        print(time.perf_counter() - t, sum(f.dispatcher.stats.cache_hits.values()))
+    ''')
+    env = {**os.environ, "MLCKIT_CACHE_DIR": str(tmp_path)}
+    root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(__file__))))
+
+    def run():
+        out = subprocess.run([sys.executable, "-c", script], env=env, cwd=root, check=True,
+                             capture_output=True, text=True)
+        seconds, hits = out.stdout.split()[-2:]
+        return float(seconds), hits
+
+    _, cold_hits = run()
+    _, warm_hits = run()
+    assert cold_hits == "0"  # compiled
+    assert warm_hits == "1"  # loaded from Numba's cache
+    assert list((tmp_path / "numba").glob("conv2d_nchw_*.py"))
+
+
+def test_unsupported_construct_names_itself():
+    from mlckit import tir
+    from mlckit.ir import register_op
+
+    op = register_op("test.my_fn")
+    A = tir.decl_buffer((8,), "float32", "A")
+    i = tir.Var("i", "int32")
+    store = tir.BufferStore(A, tir.Call("float32", op, [A[i]]), [i])
+    func = tir.PrimFunc([A.data], tir.For(i, 0, 8, tir.ForKind.SERIAL, store), buffer_map={A.data: A})
+    with pytest.raises(NotImplementedError, match="test.my_fn"):
+        numba_cpu.build(func)
+
+
+def test_unrolled_blocks_directly_in_a_prange_get_their_own_names():
+    # Numba refuses `vj = j` (a copy of the prange index) assigned twice in the prange body.
+    @T.prim_func
+    def col_sum(A: T.Buffer((2, 3, 3), "float32"), C: T.Buffer((3, 3), "float32")):
+        for i in range(2):
+            for j in T.parallel(3):
+                for k in T.unroll(3):
+                    with T.block("C"):
+                        vi, vj, vk = T.axis.remap("RSS", [i, j, k])
+                        with T.init():
+                            C[vj, vk] = T.float32(0)
+                        C[vj, vk] = C[vj, vk] + A[vi, vj, vk]
+
+    f = numba_cpu.build(col_sum)
+    assert "vj_1 = j" in f.source and "vj_2 = j" in f.source
+    a = np.random.default_rng(0).random((2, 3, 3), dtype="float32")
+    c = np.zeros((3, 3), "float32")
+    f(a, c)
+    np.testing.assert_allclose(c, a.sum(axis=0), rtol=1e-5)

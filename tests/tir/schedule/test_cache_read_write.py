@@ -1,0 +1,119 @@
+"""cache_read, cache_write, set_scope."""
+
+from mlckit import tir
+from mlckit.script import tir as T
+
+from .common import check, expect_error, verify_numeric, verify_trace_roundtrip
+from .workloads import elementwise, matmul
+
+
+@T.prim_func
+def elementwise_cached(A: T.Buffer((16, 16), "float32"), C: T.Buffer((16, 16), "float32")):
+    B = T.alloc_buffer((16, 16), "float32")
+    A_shared = T.alloc_buffer((16, 16), scope="shared")
+    C_local = T.alloc_buffer((16, 16), scope="local")
+    for ax0, ax1 in T.grid(16, 16):
+        with T.block("A_shared"):
+            v0, v1 = T.axis.remap("SS", [ax0, ax1])
+            A_shared[v0, v1] = A[v0, v1]
+    for i, j in T.grid(16, 16):
+        with T.block("B"):
+            vi, vj = T.axis.remap("SS", [i, j])
+            B[vi, vj] = A_shared[vi, vj] * T.float32(2)
+    for i, j in T.grid(16, 16):
+        with T.block("C"):
+            vi, vj = T.axis.remap("SS", [i, j])
+            C_local[vi, vj] = B[vi, vj] + T.float32(1)
+    for ax0, ax1 in T.grid(16, 16):
+        with T.block("C_local"):
+            v0, v1 = T.axis.remap("SS", [ax0, ax1])
+            C[v0, v1] = C_local[v0, v1]
+
+
+@T.prim_func
+def matmul_cache_write_local(A: T.Buffer((16, 16), "float32"), B: T.Buffer((16, 16), "float32"),
+                             C: T.Buffer((16, 16), "float32")):
+    C_local = T.alloc_buffer((16, 16), scope="local")
+    for i_0, j_0 in T.grid(2, 2):
+        for i_1, j_1, k in T.grid(8, 8, 16):
+            with T.block("C"):
+                vi = T.axis.spatial(16, i_0 * 8 + i_1)
+                vj = T.axis.spatial(16, j_0 * 8 + j_1)
+                vk = T.axis.reduce(16, k)
+                with T.init():
+                    C_local[vi, vj] = T.float32(0)
+                C_local[vi, vj] = C_local[vi, vj] + A[vi, vk] * B[vk, vj]
+        for ax0, ax1 in T.grid(8, 8):
+            with T.block("C_local"):
+                v0 = T.axis.spatial(16, i_0 * 8 + ax0)
+                v1 = T.axis.spatial(16, j_0 * 8 + ax1)
+                C[v0, v1] = C_local[v0, v1]
+
+
+@T.prim_func
+def elementwise_set_scope(A: T.Buffer((16, 16), "float32"), C: T.Buffer((16, 16), "float32")):
+    B = T.alloc_buffer((16, 16), "float32", scope="shared")
+    for i, j in T.grid(16, 16):
+        with T.block("B"):
+            vi, vj = T.axis.remap("SS", [i, j])
+            B[vi, vj] = A[vi, vj] * T.float32(2)
+    for i, j in T.grid(16, 16):
+        with T.block("C"):
+            vi, vj = T.axis.remap("SS", [i, j])
+            C[vi, vj] = B[vi, vj] + T.float32(1)
+
+
+def test_cache_read_and_write():
+    sch = tir.Schedule(elementwise, debug_mask="all")
+    a_shared = sch.cache_read(sch.get_block("B"), 0, "shared")
+    c_local = sch.cache_write(sch.get_block("C"), 0, "local")
+    assert sch.get(a_shared).name_hint == "A_shared"
+    assert sch.get(c_local).name_hint == "C_local"
+    check(sch, elementwise_cached)
+    verify_numeric(elementwise, sch.mod)
+    verify_trace_roundtrip(sch, elementwise)
+
+
+def test_cache_write_local_tiled():
+    sch = tir.Schedule(matmul, debug_mask="all")
+    block = sch.get_block("C")
+    c_local = sch.cache_write(block, 0, "local")
+    i, j, k = sch.get_loops(block)
+    i0, i1 = sch.split(i, factors=[None, 8])
+    j0, j1 = sch.split(j, factors=[None, 8])
+    sch.reorder(i0, j0, i1, j1, k)
+    sch.reverse_compute_at(c_local, j0)
+    check(sch, matmul_cache_write_local)
+    verify_numeric(matmul, sch.mod)
+    verify_trace_roundtrip(sch, matmul)
+
+
+def test_cache_read_compute_at():
+    sch = tir.Schedule(matmul, debug_mask="all")
+    block = sch.get_block("C")
+    i, j, k = sch.get_loops(block)
+    a_local = sch.cache_read(block, 0, "local")
+    sch.compute_at(a_local, j)
+    assert [sch.get(lp).extent.value for lp in sch.get_loops(a_local)] == [16, 16, 16]
+    verify_numeric(matmul, sch.mod)
+    verify_trace_roundtrip(sch, matmul)
+
+
+def test_set_scope():
+    sch = tir.Schedule(elementwise, debug_mask="all")
+    sch.set_scope(sch.get_block("B"), 0, "shared")
+    check(sch, elementwise_set_scope)
+    verify_numeric(elementwise, sch.mod)
+    verify_trace_roundtrip(sch, elementwise)
+
+
+def test_cache_errors():
+    sch = tir.Schedule(elementwise)
+    b = sch.get_block("B")
+    c = sch.get_block("C")
+    expect_error(sch, lambda: sch.cache_read(b, 3, "shared"), "cache_read",
+                 "block `B` reads 1 buffer(s); read_buffer_index 3 is out of range")
+    expect_error(sch, lambda: sch.cache_write(b, 0, "texture"), "cache_write",
+                 "unknown storage scope 'texture'")
+    expect_error(sch, lambda: sch.set_scope(c, 0, "shared"), "set_scope",
+                 "buffer `C` is a parameter of the function")

@@ -1,0 +1,102 @@
+"""compute_at and reverse_compute_at."""
+
+from mlckit import tir
+from mlckit.script import tir as T
+
+from .common import check, expect_error, verify_numeric, verify_trace_roundtrip
+from .workloads import elementwise, mm_relu_small
+
+
+@T.prim_func
+def elementwise_compute_at(A: T.Buffer((16, 16), "float32"), C: T.Buffer((16, 16), "float32")):
+    B = T.alloc_buffer((16, 16), "float32")
+    for i in range(16):
+        for ax0 in range(16):
+            with T.block("B"):
+                vi, vj = T.axis.remap("SS", [i, ax0])
+                B[vi, vj] = A[vi, vj] * T.float32(2)
+        for j in range(16):
+            with T.block("C"):
+                vi, vj = T.axis.remap("SS", [i, j])
+                C[vi, vj] = B[vi, vj] + T.float32(1)
+
+
+@T.prim_func
+def elementwise_reverse_compute_at_split(A: T.Buffer((16, 16), "float32"),
+                                         C: T.Buffer((16, 16), "float32")):
+    B = T.alloc_buffer((16, 16), "float32")
+    for i, j_0 in T.grid(16, 4):
+        for j_1 in range(4):
+            with T.block("B"):
+                vi = T.axis.spatial(16, i)
+                vj = T.axis.spatial(16, j_0 * 4 + j_1)
+                B[vi, vj] = A[vi, vj] * T.float32(2)
+        for ax0 in range(4):
+            with T.block("C"):
+                vi = T.axis.spatial(16, i)
+                vj = T.axis.spatial(16, j_0 * 4 + ax0)
+                C[vi, vj] = B[vi, vj] + T.float32(1)
+
+
+@T.prim_func
+def mm_relu_compute_at(A: T.Buffer((16, 16), "float32"), B: T.Buffer((16, 16), "float32"),
+                       C: T.Buffer((16, 16), "float32")):
+    Y = T.alloc_buffer((16, 16), dtype="float32")
+    for i, j in T.grid(16, 16):
+        for ax0 in range(16):
+            with T.block("Y"):
+                vi, vj, vk = T.axis.remap("SSR", [i, j, ax0])
+                with T.init():
+                    Y[vi, vj] = T.float32(0)
+                Y[vi, vj] = Y[vi, vj] + A[vi, vk] * B[vk, vj]
+        with T.block("C"):
+            vi, vj = T.axis.remap("SS", [i, j])
+            C[vi, vj] = T.max(Y[vi, vj], T.float32(0))
+
+
+def test_compute_at():
+    sch = tir.Schedule(elementwise, debug_mask="all")
+    i, _ = sch.get_loops(sch.get_block("C"))
+    sch.compute_at(sch.get_block("B"), i)
+    check(sch, elementwise_compute_at)
+    verify_numeric(elementwise, sch.mod)
+    verify_trace_roundtrip(sch, elementwise)
+
+
+def test_compute_at_reduction_block():
+    sch = tir.Schedule(mm_relu_small, debug_mask="all")
+    _, j = sch.get_loops(sch.get_block("C"))
+    sch.compute_at(sch.get_block("Y"), j)
+    check(sch, mm_relu_compute_at)
+    verify_numeric(mm_relu_small, sch.mod)
+    verify_trace_roundtrip(sch, mm_relu_small)
+
+
+def test_reverse_compute_at_after_split():
+    sch = tir.Schedule(elementwise, debug_mask="all")
+    i, j = sch.get_loops(sch.get_block("B"))
+    j0, _ = sch.split(j, factors=[None, 4])
+    sch.reverse_compute_at(sch.get_block("C"), j0)
+    check(sch, elementwise_reverse_compute_at_split)
+    verify_numeric(elementwise, sch.mod)
+    verify_trace_roundtrip(sch, elementwise)
+
+
+def test_reverse_compute_at_non_dividing_split():
+    sch = tir.Schedule(elementwise, debug_mask="all")
+    i, j = sch.get_loops(sch.get_block("B"))
+    j0, _ = sch.split(j, factors=[None, 5])
+    sch.reverse_compute_at(sch.get_block("C"), j0)
+    verify_numeric(elementwise, sch.mod)
+
+
+def test_compute_at_errors():
+    sch = tir.Schedule(elementwise)
+    i_b, _ = sch.get_loops(sch.get_block("B"))
+    i_c, _ = sch.get_loops(sch.get_block("C"))
+    expect_error(sch, lambda: sch.compute_at(sch.get_block("B"), i_b), "compute_at",
+                 "block `B` is already under loop `i`")
+    expect_error(sch, lambda: sch.compute_at(sch.get_block("C"), i_b), "compute_at",
+                 "no consumer of block `C` is under loop `i`")
+    expect_error(sch, lambda: sch.reverse_compute_at(sch.get_block("B"), i_c),
+                 "reverse_compute_at", "no producer of block `B`")

@@ -1,0 +1,57 @@
+"""compute_inline and reverse_compute_inline."""
+
+from mlckit import tir
+from mlckit.script import tir as T
+
+from .common import check, expect_error, verify_numeric, verify_trace_roundtrip
+from .workloads import elementwise, matmul, mm_relu_small
+
+
+@T.prim_func
+def elementwise_inlined(A: T.Buffer((16, 16), "float32"), C: T.Buffer((16, 16), "float32")):
+    for i, j in T.grid(16, 16):
+        with T.block("C"):
+            vi, vj = T.axis.remap("SS", [i, j])
+            C[vi, vj] = A[vi, vj] * T.float32(2) + T.float32(1)
+
+
+@T.prim_func
+def elementwise_reverse_inlined(A: T.Buffer((16, 16), "float32"), C: T.Buffer((16, 16), "float32")):
+    for i, j in T.grid(16, 16):
+        with T.block("B"):
+            vi, vj = T.axis.remap("SS", [i, j])
+            C[vi, vj] = A[vi, vj] * T.float32(2) + T.float32(1)
+
+
+def test_compute_inline():
+    sch = tir.Schedule(elementwise, debug_mask="all")
+    sch.compute_inline(sch.get_block("B"))
+    check(sch, elementwise_inlined)
+    verify_numeric(elementwise, sch.mod)
+    verify_trace_roundtrip(sch, elementwise)
+
+
+def test_reverse_compute_inline():
+    sch = tir.Schedule(elementwise, debug_mask="all")
+    sch.reverse_compute_inline(sch.get_block("C"))
+    check(sch, elementwise_reverse_inlined)
+    verify_numeric(elementwise, sch.mod)
+    verify_trace_roundtrip(sch, elementwise)
+
+
+def test_compute_inline_errors():
+    sch = tir.Schedule(elementwise)
+    expect_error(sch, lambda: sch.compute_inline(sch.get_block("C")), "compute_inline",
+                 "block `C` writes `C`, a parameter of the function")
+    sch2 = tir.Schedule(mm_relu_small)
+    expect_error(sch2, lambda: sch2.compute_inline(sch2.get_block("Y")), "compute_inline",
+                 "block `Y` is a reduction")
+    sch3 = tir.Schedule(matmul)
+    expect_error(sch3, lambda: sch3.reverse_compute_inline(sch3.get_block("C")),
+                 "reverse_compute_inline", "reduction")
+
+
+def test_reverse_compute_inline_into_reduction_fails():
+    sch = tir.Schedule(mm_relu_small)
+    expect_error(sch, lambda: sch.reverse_compute_inline(sch.get_block("C")),
+                 "reverse_compute_inline", "producer `Y` is a reduction")

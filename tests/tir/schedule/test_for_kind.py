@@ -1,0 +1,65 @@
+"""parallel, vectorize, unroll, bind."""
+
+from mlckit import tir
+from mlckit.script import tir as T
+
+from .common import check, expect_error, verify_numeric, verify_trace_roundtrip
+from .workloads import elementwise, matmul
+
+
+@T.prim_func
+def matmul_kinds(A: T.Buffer((16, 16), "float32"), B: T.Buffer((16, 16), "float32"),
+                 C: T.Buffer((16, 16), "float32")):
+    for i in T.parallel(16):
+        for k in T.unroll(16):
+            for j in T.vectorized(16):
+                with T.block("C"):
+                    vi, vj, vk = T.axis.remap("SSR", [i, j, k])
+                    with T.init():
+                        C[vi, vj] = T.float32(0)
+                    C[vi, vj] = C[vi, vj] + A[vi, vk] * B[vk, vj]
+
+
+@T.prim_func
+def elementwise_bound(A: T.Buffer((16, 16), "float32"), C: T.Buffer((16, 16), "float32")):
+    B = T.alloc_buffer((16, 16), "float32")
+    for i in T.thread_binding(16, thread="blockIdx.x"):
+        for j in T.thread_binding(16, thread="threadIdx.x"):
+            with T.block("B"):
+                vi, vj = T.axis.remap("SS", [i, j])
+                B[vi, vj] = A[vi, vj] * T.float32(2)
+    for i, j in T.grid(16, 16):
+        with T.block("C"):
+            vi, vj = T.axis.remap("SS", [i, j])
+            C[vi, vj] = B[vi, vj] + T.float32(1)
+
+
+def test_parallel_vectorize_unroll():
+    sch = tir.Schedule(matmul, debug_mask="all")
+    i, j, k = sch.get_loops(sch.get_block("C"))
+    sch.reorder(i, k, j)
+    sch.parallel(i)
+    sch.unroll(k)
+    sch.vectorize(j)
+    check(sch, matmul_kinds)
+    verify_numeric(matmul, sch.mod)
+    verify_trace_roundtrip(sch, matmul)
+
+
+def test_bind():
+    sch = tir.Schedule(elementwise, debug_mask="all")
+    i, j = sch.get_loops(sch.get_block("B"))
+    sch.bind(i, "blockIdx.x")
+    sch.bind(j, "threadIdx.x")
+    check(sch, elementwise_bound)
+    verify_trace_roundtrip(sch, elementwise)
+
+
+def test_parallel_reduction_loop_is_rejected():
+    sch = tir.Schedule(matmul)
+    i, j, k = sch.get_loops(sch.get_block("C"))
+    expect_error(sch, lambda: sch.parallel(k), "parallel", "loop `k` cannot be parallelized",
+                 "block `C`", "reduction iterator `vk`")
+    expect_error(sch, lambda: sch.vectorize(k), "vectorize", "cannot be vectorized")
+    expect_error(sch, lambda: sch.bind(k, "blockIdx.x"), "bind", "bound to a thread axis")
+    expect_error(sch, lambda: sch.bind(i, "threadIdx.w"), "bind", "unknown thread axis")
