@@ -45,6 +45,7 @@ from .function import PrimFunc
 from .op import *  # noqa: F403 - the intrinsics: exp, log, sqrt, ...
 from .op import call_intrin, if_then_else, max_value, min_value
 from .schedule import BlockRV, ExprRV, LoopRV, Schedule, ScheduleError, Trace
+from .schedule.layout import IndexMap
 from .stmt import (
     Allocate,
     AssertStmt,

@@ -11,8 +11,9 @@ Example::
     print(sch.trace)
 
 The primitives live in one module per family (``loop_transformation``, ``for_kind``,
-``compute_at``, ``compute_inline``, ``reduction``, ``cache_read_write``, ``annotate``,
-``sampling``); this module holds the state, the random-variable table and navigation.
+``compute_at``, ``compute_inline``, ``reduction``, ``blockize``, ``cache_read_write``,
+``layout``, ``annotate``, ``sampling``); this module holds the state, the random-variable
+table and navigation.
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ from mlckit.ir.module import IRModule
 from mlckit.tir.function import PrimFunc
 
 from .annotate import AnnotateMixin
+from .blockize import BlockizeMixin
 from .cache_read_write import CacheReadWriteMixin
 from .compute_at import ComputeAtMixin
 from .compute_inline import ComputeInlineMixin
@@ -30,6 +32,7 @@ from .error import ScheduleError
 from .for_kind import ForKindMixin
 from .instruction import primitive
 from .ir_utils import Rewrite
+from .layout import LayoutMixin
 from .loop_transformation import LoopTransformationMixin
 from .query import (
     child_block_srefs,
@@ -39,7 +42,7 @@ from .query import (
     name_of,
     producer_srefs,
 )
-from .reduction import ReductionMixin
+from .reduction import ReductionMixin, RFactorMixin
 from .rv import BlockRV, ExprRV, LoopRV
 from .sampling import SamplingMixin
 from .state import ScheduleState, StmtSRef
@@ -272,7 +275,10 @@ class Schedule(
     ComputeAtMixin,
     ComputeInlineMixin,
     ReductionMixin,
+    RFactorMixin,
+    BlockizeMixin,
     CacheReadWriteMixin,
+    LayoutMixin,
     AnnotateMixin,
     SamplingMixin,
     ScheduleBase,

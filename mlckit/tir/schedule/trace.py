@@ -74,6 +74,8 @@ class Trace:
                 return "[" + ", ".join(fmt(x) for x in v) + "]"
             if isinstance(v, str):
                 return json.dumps(v)
+            if callable(getattr(v, "as_python", None)):  # e.g. an IndexMap: a lambda
+                return v.as_python()
             return repr(v)
 
         lines = []
@@ -119,6 +121,8 @@ class Trace:
                 return names[id(v)]
             if isinstance(v, list):
                 return [enc(x) for x in v]
+            if callable(getattr(v, "as_json", None)):  # e.g. an IndexMap: the text of a lambda
+                return v.as_json()
             return v
 
         insts = []

@@ -1,0 +1,144 @@
+"""blockize."""
+
+import pytest
+
+from mlckit import tir
+from mlckit.script import tir as T
+
+from .common import check, expect_error, verify_numeric, verify_trace_roundtrip
+from .workloads import elementwise, matmul
+
+
+@T.prim_func
+def tiled(A: T.Buffer((128, 128), "float32"), B: T.Buffer((128, 128), "float32")):
+    for i_0, j_0, i_1, j_1 in T.grid(8, 8, 16, 16):
+        with T.block("B"):
+            vi = T.axis.spatial(128, i_0 * 16 + i_1)
+            vj = T.axis.spatial(128, j_0 * 16 + j_1)
+            B[vi, vj] = A[vi, vj] * T.float32(2)
+
+
+# TVM's docstring example of blockize
+@T.prim_func
+def tiled_blockized(A: T.Buffer((128, 128), "float32"), B: T.Buffer((128, 128), "float32")):
+    for i_0, j_0 in T.grid(8, 8):
+        with T.block("B_o"):
+            vio, vjo = T.axis.remap("SS", [i_0, j_0])
+            T.reads(A[vio * 16:vio * 16 + 16, vjo * 16:vjo * 16 + 16])
+            T.writes(B[vio * 16:vio * 16 + 16, vjo * 16:vjo * 16 + 16])
+            for i_1, j_1 in T.grid(16, 16):
+                with T.block("B"):
+                    vi, vj = T.axis.remap("SS", [i_1, j_1])
+                    T.reads(A[vio * 16 + vi, vjo * 16 + vj])
+                    T.writes(B[vio * 16 + vi, vjo * 16 + vj])
+                    B[vio * 16 + vi, vjo * 16 + vj] = A[vio * 16 + vi, vjo * 16 + vj] \
+                        * T.float32(2)
+
+
+# as TVM's test_blockize_outer
+@T.prim_func
+def elementwise_b_outer(A: T.Buffer((16, 16), "float32"), C: T.Buffer((16, 16), "float32")):
+    B = T.alloc_buffer((16, 16), "float32")
+    with T.block("B_o"):
+        vio = T.axis.spatial(1, 0)
+        vjo = T.axis.spatial(1, 0)
+        T.reads(A[0:16, 0:16])
+        T.writes(B[0:16, 0:16])
+        for i, j in T.grid(16, 16):
+            with T.block("B"):
+                vi, vj = T.axis.remap("SS", [i, j])
+                B[vi, vj] = A[vi, vj] * T.float32(2)
+    for i, j in T.grid(16, 16):
+        with T.block("C"):
+            vi, vj = T.axis.remap("SS", [i, j])
+            C[vi, vj] = B[vi, vj] + T.float32(1)
+
+
+@T.prim_func
+def rowsum(A: T.Buffer((128, 128), "float32"), B: T.Buffer((128,), "float32")):
+    for k, i in T.grid(128, 128):
+        with T.block("B"):
+            vk, vi = T.axis.remap("RS", [k, i])
+            with T.init():
+                B[vi] = T.float32(0)
+            B[vi] = B[vi] + A[vi, vk]
+
+
+# as TVM's test_blockize_init_loops
+@T.prim_func
+def rowsum_blockized(A: T.Buffer((128, 128), "float32"), B: T.Buffer((128,), "float32")):
+    with T.block("B_o"):
+        vko = T.axis.R(1, 0)
+        vio = T.axis.S(1, 0)
+        T.reads(A[0:128, 0:128])
+        T.writes(B[0:128])
+        with T.init():
+            for i1 in T.serial(0, 128):
+                with T.block("B_init"):
+                    vi_init = T.axis.S(128, i1)
+                    B[vi_init] = T.float32(0)
+        for i0, i1_1 in T.grid(128, 128):
+            with T.block("B"):
+                vk, vi = T.axis.remap("RS", [i0, i1_1])
+                B[vi] = B[vi] + A[vi, vk]
+
+
+def test_blockize_docstring_example():
+    sch = tir.Schedule(tiled, debug_mask="all")
+    block = sch.get_block("B")
+    _, _, i1, _ = sch.get_loops(block)
+    outer = sch.blockize(i1)
+    assert sch.get(outer).name_hint == "B_o"
+    assert sch.get(block).name_hint == "B"  # the inner block keeps the original's references
+    assert [sch.get(lp).loop_var.name_hint for lp in sch.get_loops(block)] == ["i_1", "j_1"]
+    check(sch, tiled_blockized)
+    verify_numeric(tiled, sch.mod)
+    verify_trace_roundtrip(sch, tiled)
+
+
+def test_blockize_outermost_loop():
+    sch = tir.Schedule(elementwise, debug_mask="all")
+    i, _ = sch.get_loops(sch.get_block("B"))
+    sch.blockize(i)
+    check(sch, elementwise_b_outer)
+    verify_numeric(elementwise, sch.mod)
+    verify_trace_roundtrip(sch, elementwise)
+
+
+def test_blockize_reduction_init_loops():
+    sch = tir.Schedule(rowsum, debug_mask="all")
+    k, _ = sch.get_loops(sch.get_block("B"))
+    sch.blockize(k)
+    check(sch, rowsum_blockized)
+    verify_numeric(rowsum, sch.mod)
+    verify_trace_roundtrip(sch, rowsum)
+
+
+@pytest.mark.parametrize("preserve_unit_iters", [True, False])
+def test_blockize_matmul_tile_numeric(preserve_unit_iters):
+    sch = tir.Schedule(matmul, debug_mask="all")
+    block = sch.get_block("C")
+    i, j, k = sch.get_loops(block)
+    i0, i1 = sch.split(i, factors=[None, 4])
+    j0, j1 = sch.split(j, factors=[None, 4])
+    k0, k1 = sch.split(k, factors=[None, 4])
+    sch.reorder(i0, j0, k0, i1, j1, k1)
+    outer = sch.blockize(i1, preserve_unit_iters=preserve_unit_iters)
+    blk = sch.get(outer)
+    assert [iv.var.name_hint for iv in blk.iter_vars] == ["vi_o", "vj_o", "vk_o"]
+    assert blk.init is not None  # the init moved to the outer block
+    verify_numeric(matmul, sch.mod)
+    verify_trace_roundtrip(sch, matmul)
+
+
+def test_blockize_errors():
+    sch = tir.Schedule(elementwise)
+    sch.compute_at(sch.get_block("B"), sch.get_loops(sch.get_block("C"))[0])
+    i = sch.get_loops(sch.get_block("C"))[0]
+    expect_error(sch, lambda: sch.blockize(i), "blockize",
+                 "loop `i` is required to have exactly one child block, but it has 2")
+    sch2 = tir.Schedule(elementwise)
+    i, _ = sch2.get_loops(sch2.get_block("B"))
+    _, i1 = sch2.split(i, factors=[None, 3])  # 16 = 6 * 3 - 2: a predicate i_0 * 3 + i_1 < 16
+    expect_error(sch2, lambda: sch2.blockize(i1), "blockize",
+                 "the bindings of block `B` cannot be divided by the loops starting at `i_1`")

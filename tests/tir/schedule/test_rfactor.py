@@ -1,0 +1,156 @@
+"""rfactor."""
+
+import pytest
+
+from mlckit import tir
+from mlckit.script import tir as T
+
+from .common import check, expect_error, verify_numeric, verify_trace_roundtrip
+from .workloads import elementwise, matmul
+
+
+@T.prim_func
+def rowsum3(A: T.Buffer((16, 16, 16), "float32"), B: T.Buffer((16,), "float32")):
+    for ii, i, j in T.grid(16, 16, 16):
+        with T.block("B"):
+            vii, vi, vj = T.axis.remap("SRR", [ii, i, j])
+            with T.init():
+                B[vii] = T.float32(0)
+            B[vii] = B[vii] + A[vii, vi, vj]
+
+
+# TVM's docstring example of rfactor (sizes 128 -> 16; the rfactor block's loops keep the
+# original order and the write-back block's first iterator is the rfactor loop's, as in TVM's
+# code and its test_tir_schedule_rfactor.py square_sum_rfactor)
+@T.prim_func
+def rowsum3_rfactor(A: T.Buffer((16, 16, 16), "float32"), B: T.Buffer((16,), "float32")):
+    B_rf = T.alloc_buffer((16, 16))
+    for ii, i, i2 in T.grid(16, 16, 16):
+        with T.block("B_rf"):
+            vi2, vii, vi = T.axis.remap("SSR", [i2, ii, i])
+            with T.init():
+                B_rf[vi2, vii] = T.float32(0)
+            B_rf[vi2, vii] = B_rf[vi2, vii] + A[vii, vi, vi2]
+    for ii, i2 in T.grid(16, 16):
+        with T.block("B"):
+            vi2, vii = T.axis.remap("RS", [i2, ii])
+            with T.init():
+                B[vii] = T.float32(0)
+            B[vii] = B[vii] + B_rf[vi2, vii]
+
+
+# as TVM's test_reduction_rfactor_matmul (sizes 128 -> 16, k split 2 x 2 x 4)
+@T.prim_func
+def matmul_rfactor(A: T.Buffer((16, 16), "float32"), B: T.Buffer((16, 16), "float32"),
+                   C: T.Buffer((16, 16), "float32")):
+    C_rf = T.alloc_buffer((4, 16, 16))
+    for i, j, k_0, k_1, k_2 in T.grid(16, 16, 2, 2, 4):
+        with T.block("C_rf"):
+            vk_2 = T.axis.spatial(4, k_2)
+            vi = T.axis.spatial(16, i)
+            vj = T.axis.spatial(16, j)
+            vk_0 = T.axis.reduce(2, k_0)
+            vk_1 = T.axis.reduce(2, k_1)
+            with T.init():
+                C_rf[vk_2, vi, vj] = T.float32(0)
+            C_rf[vk_2, vi, vj] = C_rf[vk_2, vi, vj] + (
+                A[vi, vk_0 * 8 + vk_1 * 4 + vk_2] * B[vk_0 * 8 + vk_1 * 4 + vk_2, vj])
+    for i, j, k_2 in T.grid(16, 16, 4):
+        with T.block("C"):
+            vk_2, vi, vj = T.axis.remap("RSS", [k_2, i, j])
+            with T.init():
+                C[vi, vj] = T.float32(0)
+            C[vi, vj] = C[vi, vj] + C_rf[vk_2, vi, vj]
+
+
+@T.prim_func
+def rowmax(A: T.Buffer((8, 32), "float32"), B: T.Buffer((8,), "float32")):
+    for i, k in T.grid(8, 32):
+        with T.block("B"):
+            vi, vk = T.axis.remap("SR", [i, k])
+            with T.init():
+                B[vi] = T.min_value("float32")
+            B[vi] = T.max(B[vi], A[vi, vk])
+
+
+@T.prim_func
+def rowsub(A: T.Buffer((8, 32), "float32"), B: T.Buffer((8,), "float32")):
+    for i, k in T.grid(8, 32):
+        with T.block("B"):
+            vi, vk = T.axis.remap("SR", [i, k])
+            with T.init():
+                B[vi] = T.float32(0)
+            B[vi] = B[vi] - A[vi, vk]
+
+
+def test_rfactor_docstring_example():
+    sch = tir.Schedule(rowsum3, debug_mask="all")
+    _, _, k = sch.get_loops(sch.get_block("B"))
+    rf = sch.rfactor(k, 0)
+    assert sch.get(rf).name_hint == "B_rf"
+    check(sch, rowsum3_rfactor)
+    verify_numeric(rowsum3, sch.mod)
+    verify_trace_roundtrip(sch, rowsum3)
+
+
+def test_rfactor_matmul_split_reduction():
+    sch = tir.Schedule(matmul, debug_mask="all")
+    block = sch.get_block("C")
+    _, _, k = sch.get_loops(block)
+    _, _, k2 = sch.split(k, factors=[2, 2, 4])
+    sch.rfactor(k2, 0)
+    check(sch, matmul_rfactor)
+    verify_numeric(matmul, sch.mod)
+    verify_trace_roundtrip(sch, matmul)
+
+
+@pytest.mark.parametrize("factor_axis", [0, 1, -1, -2])
+def test_rfactor_factor_axis_numeric(factor_axis):
+    sch = tir.Schedule(matmul, debug_mask="all")
+    block = sch.get_block("C")
+    _, _, k = sch.get_loops(block)
+    k0, k1 = sch.split(k, factors=[None, 4])
+    rf = sch.rfactor(k0, factor_axis)
+    shape = [int(s.value) for s in sch.mod["main"].body.block.alloc_buffers[0].shape]
+    expected = [16, 16]
+    expected.insert(factor_axis if factor_axis >= 0 else factor_axis + 3, 4)
+    assert shape == expected
+    # the partial sums are independent: their loop can run in parallel
+    sch.parallel(sch.get_loops(rf)[0])
+    verify_numeric(matmul, sch.mod)
+    verify_trace_roundtrip(sch, matmul)
+
+
+def test_rfactor_max_reduction_numeric():
+    sch = tir.Schedule(rowmax, debug_mask="all")
+    _, k = sch.get_loops(sch.get_block("B"))
+    _, k1 = sch.split(k, factors=[None, 8])
+    sch.rfactor(k1, 1)
+    verify_numeric(rowmax, sch.mod)
+    verify_trace_roundtrip(sch, rowmax)
+
+
+def test_rfactor_errors():
+    sch = tir.Schedule(matmul)
+    block = sch.get_block("C")
+    i, j, k = sch.get_loops(block)
+    expect_error(sch, lambda: sch.rfactor(i, 0), "rfactor",
+                 "loop `i` drives a spatial iterator of block `C`")
+    expect_error(sch, lambda: sch.rfactor(k, 3), "rfactor", "factor_axis 3 is out of range",
+                 "`C` has 2 dimension(s)", "[-3, 2]")
+    sch2 = tir.Schedule(elementwise)
+    b_loop = sch2.get_loops(sch2.get_block("B"))[1]
+    expect_error(sch2, lambda: sch2.rfactor(b_loop, 0), "rfactor",
+                 "block `B` is not a reduction block")
+    sch3 = tir.Schedule(rowsub)
+    _, k = sch3.get_loops(sch3.get_block("B"))
+    expect_error(sch3, lambda: sch3.rfactor(k, 0), "rfactor",
+                 "no commutative reducer matches block `B`")
+
+
+def test_rfactor_non_serial_loop():
+    sch = tir.Schedule(matmul)
+    _, _, k = sch.get_loops(sch.get_block("C"))
+    sch.unroll(k)
+    expect_error(sch, lambda: sch.rfactor(k, 0), "rfactor",
+                 "loop `k` must be serial to be factorized, but it is unrolled")
