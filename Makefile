@@ -35,21 +35,26 @@ $(STAMP): pyproject.toml $(wildcard mlckit/__init__.py)
 	$(VPY) -m pip install -e '.[dev]'
 	touch $@
 
-# Best effort: the graphviz `dot` binary draws graph views; everything else works without it.
+# Debian packages: graphviz (`dot` draws graph views) and dataset-fashion-mnist (the
+# end-to-end chapter's data). Best effort: installed when we are root or have sudo.
+SYSPKGS := $(if $(shell command -v dot),,graphviz) \
+           $(if $(shell dpkg -s dataset-fashion-mnist 2>/dev/null | grep -q "ok installed" && echo y),,dataset-fashion-mnist)
 sysdeps:
-	@if command -v dot >/dev/null 2>&1; then :; \
+	@pkgs="$(strip $(SYSPKGS))"; if [ -z "$$pkgs" ]; then :; \
 	elif [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then \
-	  (apt-get update && apt-get install -y graphviz) || echo "warning: could not install graphviz; graph views will be unavailable" >&2; \
+	  (apt-get update && apt-get install -y $$pkgs) || echo "warning: could not install $$pkgs" >&2; \
 	elif command -v sudo >/dev/null 2>&1 && command -v apt-get >/dev/null 2>&1 && sudo -n true 2>/dev/null; then \
-	  (sudo apt-get update && sudo apt-get install -y graphviz) || echo "warning: could not install graphviz; graph views will be unavailable" >&2; \
+	  (sudo apt-get update && sudo apt-get install -y $$pkgs) || echo "warning: could not install $$pkgs" >&2; \
 	else \
-	  echo "warning: graphviz 'dot' not found (install the graphviz package for graph views)" >&2; \
+	  echo "warning: please install the Debian packages: $$pkgs" >&2; \
 	fi
 
 lab: $(STAMP) sysdeps
 	$(VENV)/bin/jupyter lab notebooks/ $(LAB_ARGS)
 
-test: $(STAMP)
+test: $(STAMP) sysdeps
+	@# build matplotlib's font cache first: its one-time notice would differ from stored outputs
+	@$(VPY) -c "import matplotlib.pyplot" >/dev/null 2>&1 || true
 	$(VPY) -m pytest tests $(if $(NOTEBOOKS),notebooks $(NBVAL)) $(PYTEST_ARGS)
 
 lint: $(STAMP)

@@ -1,11 +1,25 @@
 """Matmul 1024x1024x1024 float32 on the numba_cpu backend: GFLOP/s and ratio to NumPy.
 
-Kernels: the naive TVMScript matmul, and the same computation tiled by hand in TVMScript
+Kernels: the naive TVMScript matmul; the same computation tiled by hand in TVMScript
 (parallel over 4-row groups, the 4 rows unrolled, a vectorized 64-wide strip of C), as a
-learner would write it before schedule primitives exist.  Also prints the cold-compile latency
-(fresh cache dir) and the cached-compile latency (a second process loading Numba's cache).
+learner would write it before schedule primitives exist; and schedules of the naive kernel
+built with ``tir.Schedule`` primitives (split/reorder tiling, ``cache_write("local")``,
+``decompose_reduction``, ``vectorize``, ``unroll``, ``parallel``; see ``SCHEDULES``).
+Also prints the cold-compile latency (fresh cache dir) and the cached-compile latency (a
+second process loading Numba's cache).
 
-    python benchmarks/matmul.py [--size 1024] [--repeat 3]
+Each table is measured twice, in a fresh child process each time: single-threaded and with
+all cores.  Thread counts must be fixed before NumPy and Numba are imported, so the parent
+sets them in the child's environment: ``OPENBLAS_NUM_THREADS`` / ``OMP_NUM_THREADS`` /
+``MKL_NUM_THREADS`` (NumPy's BLAS) and ``NUMBA_NUM_THREADS`` (``prange``) = 1, or = the
+number of cores.  Run one mode by hand with ``--threads N`` (and those variables set).
+
+    python benchmarks/matmul.py [--size 1024] [--repeat 3] [--threads N] [--no-compile]
+
+On a machine whose environment pins OpenBLAS to a core type (``OPENBLAS_CORETYPE``,
+``OPENBLAS_L2_SIZE``), unset them for this command only, so NumPy uses its best kernels::
+
+    env -u OPENBLAS_CORETYPE -u OPENBLAS_L2_SIZE python benchmarks/matmul.py
 """
 
 from __future__ import annotations
@@ -70,6 +84,80 @@ COMPILE_SNIPPET = textwrap.dedent('''
 ''')
 
 
+def schedule_tiled(func, parallel: bool, ti: int = 4, tj: int = 64):
+    """Register-style tiling: i by ``ti`` (unrolled), j by ``tj`` (vectorized, contiguous in
+    B and C), k between them; the init separated from the update."""
+    from mlckit import tir
+
+    sch = tir.Schedule(func)
+    block = sch.get_block("C")
+    i, j, k = sch.get_loops(block)
+    i0, i1 = sch.split(i, factors=[None, ti])
+    j0, j1 = sch.split(j, factors=[None, tj])
+    sch.reorder(i0, j0, k, i1, j1)
+    sch.decompose_reduction(block, k)
+    sch.vectorize(j1)
+    sch.unroll(i1)
+    if parallel:
+        sch.parallel(i0)
+    return sch
+
+
+def schedule_local(func, parallel: bool, ti: int = 4, tj: int = 64):
+    """As the course's blocked matmul: the ``ti`` x ``tj`` tile of C accumulated in a
+    ``cache_write("local")`` buffer, written back after the k loop (``reverse_compute_at``).
+    Single-threaded, j-tiles are outermost so one strip of B is reused by all rows; in
+    parallel, row tiles are outermost and parallel (a ``prange`` over the j-tiles measured
+    ~7x slower here)."""
+    from mlckit import tir
+
+    sch = tir.Schedule(func)
+    block = sch.get_block("C")
+    i, j, k = sch.get_loops(block)
+    i0, i1 = sch.split(i, factors=[None, ti])
+    j0, j1 = sch.split(j, factors=[None, tj])
+    outer, inner = (i0, j0) if parallel else (j0, i0)
+    sch.reorder(outer, inner, k, i1, j1)
+    c_local = sch.cache_write(block, 0, "local")
+    sch.reverse_compute_at(c_local, inner)
+    sch.decompose_reduction(block, k)
+    sch.vectorize(j1)
+    sch.unroll(i1)
+    if parallel:
+        sch.parallel(outer)
+    return sch
+
+
+def schedule_panel(func, parallel: bool, ti: int = 4, tj: int = 64, tk: int = 256):
+    """``schedule_local`` with k split by ``tk`` outside the rows: a ``tk`` x ``tj`` panel of
+    B stays in cache while every row block of C accumulates into the local buffer
+    (single-threaded only: its only parallel loop, the j-tiles, runs slowly as a prange)."""
+    from mlckit import tir
+
+    sch = tir.Schedule(func)
+    block = sch.get_block("C")
+    i, j, k = sch.get_loops(block)
+    i0, i1 = sch.split(i, factors=[None, ti])
+    j0, j1 = sch.split(j, factors=[None, tj])
+    k0, k1 = sch.split(k, factors=[None, tk])
+    sch.reorder(j0, k0, i0, k1, i1, j1)
+    c_local = sch.cache_write(block, 0, "local")
+    sch.reverse_compute_at(c_local, j0)
+    sch.decompose_reduction(block, k0)
+    sch.vectorize(j1)
+    sch.unroll(i1)
+    return sch
+
+
+# label, schedule function, build options
+SCHEDULES = (
+    ("sched tile 4x64", schedule_tiled, {}),
+    ("sched tile+cache_write", schedule_local, {}),
+    ("sched panel+cache_write", schedule_panel, {}),
+    ("sched tile+cache_write fm", schedule_local, {"fastmath": True}),
+)
+
+
 def compile_latency(text: str, cache_dir: str) -> float:
     env = {**os.environ, "MLCKIT_CACHE_DIR": cache_dir}
     root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -82,7 +170,35 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--size", type=int, default=1024)
     parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument("--threads", type=int, default=0,
+                        help="measure in this process with N threads (set before import)")
+    parser.add_argument("--no-compile", action="store_true", help="skip compile latency")
     args = parser.parse_args()
+    if args.threads:
+        return run_tables(args)
+    cores = os.cpu_count() or 1
+    for threads in dict.fromkeys((1, cores)):
+        env = {**os.environ, **thread_env(threads)}
+        cmd = [sys.executable, os.path.abspath(__file__), "--size", str(args.size),
+               "--repeat", str(args.repeat), "--threads", str(threads)]
+        subprocess.run(cmd, env=env, check=True)
+        print()
+    if not args.no_compile:
+        compile_table(args.size)
+
+
+def thread_env(threads: int) -> dict:
+    """Environment fixing NumPy's BLAS and Numba's thread pools to ``threads``."""
+    t = str(threads)
+    return {"OPENBLAS_NUM_THREADS": t, "OMP_NUM_THREADS": t, "MKL_NUM_THREADS": t,
+            "NUMBA_NUM_THREADS": t}
+
+
+def run_tables(args):
+    for key, value in thread_env(args.threads).items():
+        if os.environ.get(key) != value:  # NumPy is imported already: too late to change
+            print(f"warning: {key}={os.environ.get(key)} (set {key}={value} before running "
+                  f"with --threads {args.threads}, or run without --threads)")
     n = args.size
 
     import mlckit
@@ -105,17 +221,28 @@ def main():
         return best
 
     t_np = timeit(lambda: np.matmul(a, b, out=c), number=3)
-    print(f"matmul {n}x{n}x{n} float32 on {os.cpu_count()} cores (best of {args.repeat})")
-    print(f"{'kernel':<28}{'ms':>10}{'GFLOP/s':>10}{'vs NumPy':>10}")
-    print(f"{'numpy (BLAS)':<28}{t_np * 1e3:10.2f}{flops / t_np / 1e9:10.2f}{1.0:10.3f}")
+    threads = args.threads
+    print(f"matmul {n}x{n}x{n} float32, {threads} thread(s) of {os.cpu_count()} cores "
+          f"(best of {args.repeat})")
+    print(f"{'kernel':<30}{'ms':>10}{'GFLOP/s':>10}{'vs NumPy':>10}")
+    print(f"{'numpy (BLAS)':<30}{t_np * 1e3:10.2f}{flops / t_np / 1e9:10.2f}{1.0:10.3f}")
     reference = a @ b
-    for label, text in (("numba_cpu naive", NAIVE), ("numba_cpu hand-tiled", TILED)):
-        src = textwrap.dedent(text.format(n=n))
-        func = from_source(src)
-        rt = mlckit.build(func, target="llvm")
+    naive = from_source(textwrap.dedent(NAIVE.format(n=n)))
+    kernels = [] if threads > 1 else [("numba_cpu naive", naive, {})]
+    kernels.append(("numba_cpu hand-tiled", from_source(textwrap.dedent(TILED.format(n=n))), {}))
+    for label, schedule, options in SCHEDULES:
+        if threads > 1 and schedule is schedule_panel:
+            continue
+        kernels.append((label, schedule(naive, parallel=threads > 1).mod["main"], options))
+    for label, func, options in kernels:
+        rt = mlckit.build(func, target="llvm", **options)
+        c[:] = 0
         t = timeit(lambda rt=rt: rt(a, b, c))
         np.testing.assert_allclose(c, reference, rtol=1e-3, atol=1e-3)
-        print(f"{label:<28}{t * 1e3:10.2f}{flops / t / 1e9:10.2f}{t_np / t:10.3f}")
+        print(f"{label:<30}{t * 1e3:10.2f}{flops / t / 1e9:10.2f}{t_np / t:10.3f}", flush=True)
+
+
+def compile_table(n: int):
     with tempfile.TemporaryDirectory() as cache:
         for label, text in (("naive", NAIVE), ("hand-tiled", TILED)):
             src = textwrap.dedent(text.format(n=n))

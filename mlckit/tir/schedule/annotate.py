@@ -10,6 +10,7 @@ from .error import ScheduleError
 from .instruction import primitive
 from .ir_utils import Rewrite, replace_stmts
 from .query import name_of
+from .rv import ExprRV
 
 
 class AnnotateMixin:
@@ -21,7 +22,7 @@ class AnnotateMixin:
         func = self.mod[sref.func_name]
         self._commit(sref.func_name, replace_stmts(func.body, {id(stmt): new}, rw), rw)
 
-    @primitive("Annotate", inputs=("block_or_loop",), attrs=("ann_key", "ann_val"))
+    @primitive("Annotate", inputs=("block_or_loop", "ann_val"), attrs=("ann_key",))
     def annotate(self, block_or_loop, ann_key: str, ann_val) -> None:
         """Set annotation ``ann_key`` to ``ann_val`` on a block or loop.
 
@@ -31,6 +32,8 @@ class AnnotateMixin:
         """
         if not isinstance(ann_key, str):
             raise ScheduleError("annotate", f"the annotation key must be a string, got {ann_key!r}")
+        if isinstance(ann_val, ExprRV):  # a sampled value: annotate with the value, as TVM
+            ann_val = self._int(ann_val, "annotate")
 
         def update(anns, sref):
             anns[ann_key] = ann_val

@@ -17,7 +17,7 @@ from mlckit.tir.expr import IntImm, Range, Var
 
 from .error import ScheduleError
 from .instruction import primitive
-from .ir_utils import Rewrite, replace_stmts
+from .ir_utils import Rewrite, realizes_under, replace_stmts
 from .query import (
     child_block_srefs,
     consumer_srefs,
@@ -119,6 +119,7 @@ class ComputeAtMixin:
             if iv.iter_type not in (E.IterVarType.DataPar, E.IterVarType.CommReduce):
                 raise ScheduleError(prim, f"block `{bname}` has an iterator `{iv.var.name_hint}` "
                                     "that is neither spatial nor reduction")
+        _check_compact_dataflow(prim, block_sref, scope)
         state = self.state
         if reverse:
             deps = producer_srefs(state, block_sref)
@@ -256,8 +257,10 @@ class ComputeAtMixin:
         predicate = E.convert(True)
         for pr in preds:
             predicate = E.logical_and(predicate, pr)
-        rw = Rewrite()
         nest = S.BlockRealize(bindings, predicate, bstmt)
+        if reverse:
+            _check_consumes_produced(prim, outer, nest, loops, need, bname, lname)
+        rw = Rewrite()
         for ax, ext in reversed(loops):
             nest = S.For(ax, IntImm(ax.dtype, 0), IntImm(ax.dtype, ext), S.ForKind.SERIAL, nest)
         new_children = children[:pos] + [nest] + children[pos:]
@@ -360,6 +363,65 @@ def _check_disjoint(prim, ana, rel, loop_sref, scope, relaxed, bname, dname, rev
                     f": every iteration of loop `{lp.loop_var.name_hint}` touches the same "
                     f"elements, which {what} block `{dname}`")
         p = p.parent
+
+
+def _is_complete_or_reduction(block) -> bool:
+    """TVM's complete block (spatial iterators only, reads none of what it writes) or
+    reduction block (a ``T.init()``, spatial and reduction iterators)."""
+    kinds = {iv.iter_type for iv in block.iter_vars}
+    if block.init is not None:
+        return kinds <= {E.IterVarType.DataPar, E.IterVarType.CommReduce}
+    written = [w.buffer for w in block.writes]
+    return kinds <= {E.IterVarType.DataPar} and not any(
+        any(r.buffer is b for b in written) for r in block.reads)
+
+
+def _check_compact_dataflow(prim, block_sref, scope):
+    """The blocks of the loop subtree that moves must each be complete or a reduction with
+    its ``T.init()`` (TVM's "compact dataflow" condition): an update block without its init
+    (``*_update`` after decompose_reduction) would redo its accumulation whenever the new
+    loop nest recomputes it."""
+    top = block_sref
+    while top.parent is not None and top.parent is not scope:
+        top = top.parent
+    subtree = top.realize if top.is_block else top.stmt
+    for realize in realizes_under(subtree):
+        blk = realize.block
+        if not _is_complete_or_reduction(blk):
+            which = "block" if blk is block_sref.stmt else f"block `{blk.name_hint}` next to block"
+            raise ScheduleError(
+                prim, f"{which} `{block_sref.stmt.name_hint}` is neither a complete block nor a "
+                "reduction block with T.init() (it reads what it writes, e.g. an `_update` "
+                "block after decompose_reduction); moving it could repeat its updates. Apply "
+                f"{prim} before decompose_reduction", [blk])
+
+
+def _check_consumes_produced(prim, ana, realize, ax_loops, produced, bname, lname):
+    """reverse_compute_at: in each iteration of the target loop the moved consumer may read
+    only what its producers wrote in that iteration (TVM covers the consumer's iteration
+    domain by the produced region; where it cannot, e.g. a read index ``vy + vry`` of a
+    convolution against one produced row ``h``, it refuses)."""
+    loops = [S.For(ax, IntImm(ax.dtype, 0), IntImm(ax.dtype, ext), S.ForKind.SERIAL,
+                   S.Evaluate(IntImm("int32", 0))) for ax, ext in ax_loops]
+    block = realize.block
+    for reg in block.reads:
+        prod = produced.get(id(reg.buffer))
+        if prod is None:
+            continue
+        req = _relaxed_region(ana, reg.region, realize, loops)
+        for d, (r, p, dim) in enumerate(zip(req, prod, reg.buffer.shape)):
+            if p is None:
+                continue
+            ok = r is not None \
+                and (ana.can_prove(E.GE(r[0], p[0])) or ana.can_prove(E.LE(p[0], 0))) \
+                and (ana.can_prove(E.LE(r[1], p[1])) or ana.can_prove(E.GE(p[1], dim - 1)))
+            if not ok:
+                shown = "?" if r is None else f"[{r[0]}, {r[1]}]"
+                raise ScheduleError(
+                    prim, f"block `{bname}` cannot be placed under loop {lname}: in one "
+                    f"iteration it would read `{reg.buffer.name}` at {shown} along dimension "
+                    f"{d}, but only [{p[0]}, {p[1]}] is produced there (its read index cannot "
+                    "be matched to the produced region)", [block])
 
 
 def _coef(ana, expr, var) -> int:

@@ -100,3 +100,36 @@ def test_compute_at_errors():
                  "no consumer of block `C` is under loop `i`")
     expect_error(sch, lambda: sch.reverse_compute_at(sch.get_block("B"), i_c),
                  "reverse_compute_at", "no producer of block `B`")
+
+
+def test_reverse_compute_at_conv_under_row_loop_is_rejected():
+    """conv reads pad[.., vy + vry, ..]: under pad's row loop `h` only one row is produced,
+    which no range of the conv iterators matches (found by test_random_sequences)."""
+    from .workloads import conv2d_nchw
+
+    sch = tir.Schedule(conv2d_nchw)
+    h = sch.get_loops(sch.get_block("pad"))[2]
+    expect_error(sch, lambda: sch.reverse_compute_at(sch.get_block("conv"), h),
+                 "reverse_compute_at", "block `conv` cannot be placed under loop `h`", "`pad`")
+
+
+def test_reverse_compute_at_conv_under_channel_loop():
+    from .workloads import conv2d_nchw
+
+    sch = tir.Schedule(conv2d_nchw)
+    c = sch.get_loops(sch.get_block("pad"))[1]
+    sch.reverse_compute_at(sch.get_block("conv"), c)
+    verify_numeric(conv2d_nchw, sch.mod)
+
+
+def test_compute_at_update_block_is_rejected():
+    """An `_update` block without its T.init() would accumulate again each time the new loop
+    nest recomputes it (found by test_random_sequences on softmax)."""
+    from .workloads import softmax
+
+    sch = tir.Schedule(softmax)
+    expsum = sch.get_block("expsum")
+    sch.decompose_reduction(expsum, sch.get_loops(expsum)[0])
+    j = sch.get_loops(sch.get_block("norm"))[1]
+    expect_error(sch, lambda: sch.compute_at(expsum, j), "compute_at",
+                 "neither a complete block nor a reduction block")

@@ -53,6 +53,38 @@ def test_bind():
     sch.bind(j, "threadIdx.x")
     check(sch, elementwise_bound)
     verify_trace_roundtrip(sch, elementwise)
+    # on the CPU backends thread-bound loops run as serial loops: same numbers
+    verify_numeric(elementwise, sch.mod)
+
+
+def test_bind_gpu_style_matmul_runs_on_cpu():
+    """The course's GPU matmul shape: split i and j, bind the outer parts to blockIdx and the
+    inner parts to threadIdx, the reduction loop inside; numerically equal on CPU backends."""
+    sch = tir.Schedule(matmul, debug_mask="all")
+    block = sch.get_block("C")
+    i, j, k = sch.get_loops(block)
+    i0, i1 = sch.split(i, factors=[None, 4])
+    j0, j1 = sch.split(j, factors=[None, 8])
+    sch.reorder(i0, j0, i1, j1, k)
+    sch.bind(i0, "blockIdx.y")
+    sch.bind(j0, "blockIdx.x")
+    sch.bind(i1, "threadIdx.y")
+    sch.bind(j1, "threadIdx.x")
+    loops = [sch.get(lp) for lp in sch.get_loops(block)]
+    assert [lp.thread_binding.thread_tag for lp in loops[:4]] == [
+        "blockIdx.y", "blockIdx.x", "threadIdx.y", "threadIdx.x"]
+    verify_numeric(matmul, sch.mod)
+    verify_trace_roundtrip(sch, matmul)
+
+
+def test_bind_reduction_loop_to_thread_runs_on_cpu():
+    """threadIdx may drive a reduction iterator (a cross-thread reduction in TVM); run
+    serially on the CPU it still sums correctly."""
+    sch = tir.Schedule(matmul)
+    i, j, k = sch.get_loops(sch.get_block("C"))
+    sch.bind(i, "blockIdx.x")
+    sch.bind(k, "threadIdx.x")
+    verify_numeric(matmul, sch.mod)
 
 
 def test_parallel_reduction_loop_is_rejected():

@@ -64,3 +64,51 @@ def mm_relu_small(A: T.Buffer((16, 16), "float32"), B: T.Buffer((16, 16), "float
         with T.block("C"):
             vi, vj = T.axis.remap("SS", [i, j])
             C[vi, vj] = T.max(Y[vi, vj], T.float32(0))
+
+
+@T.prim_func
+def conv2d_nchw(A: T.Buffer((1, 2, 4, 4), "float32"), W: T.Buffer((3, 2, 3, 3), "float32"),
+                Out: T.Buffer((1, 3, 4, 4), "float32")):
+    """A 3x3 convolution (stride 1, zero padding 1) in NCHW, with its padding stage."""
+    pad = T.alloc_buffer((1, 2, 6, 6), "float32")
+    for n, c, h, w in T.grid(1, 2, 6, 6):
+        with T.block("pad"):
+            vn, vc, vh, vw = T.axis.remap("SSSS", [n, c, h, w])
+            pad[vn, vc, vh, vw] = T.if_then_else(
+                1 <= vh and vh < 5 and 1 <= vw and vw < 5, A[vn, vc, vh - 1, vw - 1],
+                T.float32(0))
+    for n, f, y, x, rc, ry, rx in T.grid(1, 3, 4, 4, 2, 3, 3):
+        with T.block("conv"):
+            vn, vf, vy, vx, vrc, vry, vrx = T.axis.remap("SSSSRRR", [n, f, y, x, rc, ry, rx])
+            with T.init():
+                Out[vn, vf, vy, vx] = T.float32(0)
+            Out[vn, vf, vy, vx] = Out[vn, vf, vy, vx] + pad[vn, vrc, vy + vry, vx + vrx] * W[
+                vf, vrc, vry, vrx]
+
+
+@T.prim_func
+def softmax(A: T.Buffer((4, 8), "float32"), B: T.Buffer((4, 8), "float32")):
+    """Row-wise softmax: max and sum reductions into T.alloc_buffer stages."""
+    maxelem = T.alloc_buffer((4,), "float32")
+    expo = T.alloc_buffer((4, 8), "float32")
+    expsum = T.alloc_buffer((4,), "float32")
+    for i, k in T.grid(4, 8):
+        with T.block("maxelem"):
+            vi, vk = T.axis.remap("SR", [i, k])
+            with T.init():
+                maxelem[vi] = T.min_value("float32")
+            maxelem[vi] = T.max(maxelem[vi], A[vi, vk])
+    for i, j in T.grid(4, 8):
+        with T.block("exp"):
+            vi, vj = T.axis.remap("SS", [i, j])
+            expo[vi, vj] = T.exp(A[vi, vj] - maxelem[vi])
+    for i, k in T.grid(4, 8):
+        with T.block("expsum"):
+            vi, vk = T.axis.remap("SR", [i, k])
+            with T.init():
+                expsum[vi] = T.float32(0)
+            expsum[vi] = expsum[vi] + expo[vi, vk]
+    for i, j in T.grid(4, 8):
+        with T.block("norm"):
+            vi, vj = T.axis.remap("SS", [i, j])
+            B[vi, vj] = expo[vi, vj] / expsum[vi]
