@@ -4,7 +4,9 @@ Kernels: the naive TVMScript matmul; the same computation tiled by hand in TVMSc
 (parallel over 4-row groups, the 4 rows unrolled, a vectorized 64-wide strip of C), as a
 learner would write it before schedule primitives exist; and schedules of the naive kernel
 built with ``tir.Schedule`` primitives (split/reorder tiling, ``cache_write("local")``,
-``decompose_reduction``, ``vectorize``, ``unroll``, ``parallel``; see ``SCHEDULES``).
+``cache_read`` + ``compute_at`` + ``transform_layout`` packing, ``decompose_reduction``,
+``vectorize``, ``unroll``, ``parallel``; see ``SCHEDULES``; the best single-thread one is
+``schedule_packed``).
 Also prints the cold-compile latency (fresh cache dir) and the cached-compile latency (a
 second process loading Numba's cache).
 
@@ -149,12 +151,44 @@ def schedule_panel(func, parallel: bool, ti: int = 4, tj: int = 64, tk: int = 25
     return sch
 
 
+def schedule_packed(func, parallel: bool, ti: int = 2, tj: int = 8):
+    """Register blocking with a packed ``B``: a ``ti`` x ``tj`` tile of C accumulated over the
+    whole k loop in a ``cache_write("local")`` buffer whose loops are all unrolled (the numba
+    backend compacts it to ``(ti, tj)`` and keeps it in scalar variables), and the ``tj``
+    columns of ``B`` the tile needs copied, transposed, into ``B_global`` once per j-tile
+    (``cache_read`` + ``compute_at`` + ``transform_layout``), so that the k loop reads both
+    ``A`` and ``B_global`` contiguously.  Built with ``fastmath=True``, LLVM vectorizes the
+    k loop: ``ti * tj`` vector accumulators of 16 float32.  In parallel the j-tiles
+    (``j_0``, outermost, each packing its own panel) run as a ``prange``."""
+    from mlckit import tir
+
+    sch = tir.Schedule(func)
+    block = sch.get_block("C")
+    i, j, k = sch.get_loops(block)
+    i0, i1 = sch.split(i, factors=[None, ti])
+    j0, j1 = sch.split(j, factors=[None, tj])
+    sch.reorder(j0, i0, k, i1, j1)
+    c_local = sch.cache_write(block, 0, "local")
+    sch.reverse_compute_at(c_local, i0)
+    init = sch.decompose_reduction(block, k)
+    b_global = sch.cache_read(block, 2, "global")  # reads: C_local, A, B
+    sch.compute_at(b_global, j0)
+    sch.transform_layout(block, ("read", 2), lambda k, j: (j, k))
+    for b in (init, block, c_local):
+        for loop in sch.get_loops(b)[-2:]:
+            sch.unroll(loop)
+    if parallel:
+        sch.parallel(j0)
+    return sch
+
+
 # label, schedule function, build options
 SCHEDULES = (
     ("sched tile 4x64", schedule_tiled, {}),
     ("sched tile+cache_write", schedule_local, {}),
     ("sched panel+cache_write", schedule_panel, {}),
     ("sched tile+cache_write fm", schedule_local, {"fastmath": True}),
+    ("sched packed 2x8 fm", schedule_packed, {"fastmath": True}),
 )
 
 

@@ -112,11 +112,14 @@ class Flavour:
     unroll_limit: int = 0  # unrolled loops with a constant extent up to this are repeated
     hoist_alloc: bool = False  # np.empty moved out of (non-parallel) loops where legal
     njit_helpers: bool = False  # helper functions decorated with @njit(cache=True)
+    # "local" buffers of at most this many elements, every access of which has constant
+    # indices once unrolled loops are repeated, become scalar variables (C_local_0_3)
+    scalarize_limit: int = 0
 
 
 LNUMPY = Flavour("lnumpy")
 NUMBA = Flavour("numba", typed_float_consts=True, prange=True, unroll_limit=64,
-                hoist_alloc=True, njit_helpers=True)
+                hoist_alloc=True, njit_helpers=True, scalarize_limit=64)
 
 
 class GeneratedSource(str):
@@ -252,11 +255,22 @@ def _binds_copy_of(stmt, var_ids: set) -> bool:
     return found
 
 
+class _NotScalar(Exception):
+    """A buffer chosen to become scalars has an access whose index is not a constant."""
+
+    def __init__(self, key: int):
+        super().__init__(key)
+        self.key = key
+
+
 class _Generator:
-    def __init__(self, func: PrimFunc, name: str, flavour: Flavour):
+    def __init__(self, func: PrimFunc, name: str, flavour: Flavour, not_scalar: frozenset = frozenset()):
         self.func = func
         self.name = name
         self.flavour = flavour
+        self.not_scalar = not_scalar  # ids of buffers that stay arrays
+        self.scalars: dict[int, tuple] = {}  # id(buffer) -> (buffer, loop depth of its allocation)
+        self.consts: dict[int, int] = {}  # id(var) -> its value in the current unrolled copy
         self.out: list = []
         self.indent = 1
         self.names: dict[int, str] = {}  # id(Var or Buffer) -> Python name
@@ -300,6 +314,8 @@ class _Generator:
         return candidate
 
     def name_of(self, obj) -> str:
+        if id(obj) in self.scalars:  # used other than by an element access
+            raise _NotScalar(id(obj))
         try:
             return self.names[id(obj)]
         except KeyError:
@@ -418,7 +434,8 @@ class _Generator:
 
     def stmt_BufferStore(self, s: BufferStore):
         target = self.buffer_access(s.buffer, s.indices)
-        value = self.expr_text(s.value, store=True)
+        # a scalar variable must keep its type: constants stored to it are typed
+        value = self.expr_text(s.value, store=id(s.buffer) not in self.scalars)
         self.emit(f"{target} = {value}", s)
 
     def stmt_Evaluate(self, s: Evaluate):
@@ -528,9 +545,11 @@ class _Generator:
         self.emit(f"# T.unroll: {var} = {', '.join(str(lo + k) for k in range(n))}", s)
         for k in range(n):
             self.emit(f"{var} = {lo + k}", s)
+            self.consts[id(s.loop_var)] = lo + k
             self.push_scope()
             self.stmt(s.body)
             self.pop_scope()
+        self.consts.pop(id(s.loop_var), None)
         self.ctx_loops.pop()
         self.pop_scope()
         self.keep_names -= in_prange
@@ -556,6 +575,11 @@ class _Generator:
             name = self.bind(iv.var, iv.var.name_hint, "int64")
             self.ctx_iters.append(name)
             self.emit(f"{name} = {text}", s)
+            value_const = self.const_int(value)
+            if value_const is None:
+                self.consts.pop(id(iv.var), None)
+            else:
+                self.consts[id(iv.var)] = value_const
         for buf in block.alloc_buffers:
             self.alloc(buf, s)
         if block.init is not None:
@@ -599,6 +623,9 @@ class _Generator:
     def alloc(self, buf: Buffer, stmt: Stmt):
         """``T.alloc_buffer`` -> ``np.empty``, hoisted out of loops where legal (numba)."""
         self.check_buffer_supported(buf)
+        if self.scalarizable(buf):
+            self.alloc_scalars(buf, stmt)
+            return
         if id(buf) in self.hoisted:  # an unrolled copy of an allocation already hoisted
             return
         shape = ", ".join(self.expr_text(e) for e in buf.shape)
@@ -628,8 +655,67 @@ class _Generator:
         self.emit(f"{line}  # hoisted out of the loop over {self.names[id(loop.var)]}",
                   stmt, indent=loop.indent, into=pre)
 
+    def scalarizable(self, buf: Buffer) -> bool:
+        limit = self.flavour.scalarize_limit
+        if not limit or id(buf) in self.not_scalar or not buf.scope.startswith("local"):
+            return False
+        if not buf.shape or not all(isinstance(d, IntImm) for d in buf.shape):
+            return False
+        return math.prod(d.value for d in buf.shape) <= limit
+
+    def alloc_scalars(self, buf: Buffer, stmt: Stmt):
+        """A small "local" buffer as one Python variable per element, so that LLVM keeps
+        it in registers (a Numba array lives in memory)."""
+        shape = [d.value for d in buf.shape]
+        names = {}
+        for index in _product(shape):
+            obj = Var(f"{buf.name}_{'_'.join(map(str, index))}", buf.dtype)
+            names[index] = self.bind(obj, obj.name_hint, buf.dtype, scoped=False)
+        self.scalars[id(buf)] = (buf, names, len(self.loops))
+        dims = ", ".join(map(str, shape))
+        self.emit(f"# {buf.name}: ({dims}) \"local\" buffer kept in scalar variables", stmt)
+        zero = f"{np_scalar(buf.dtype)}(0)" if buf.dtype != "bool" else "False"
+        row = shape[-1]
+        flat = list(names.values())
+        for k in range(0, len(flat), row):
+            self.emit(" = ".join(flat[k:k + row]) + f" = {zero}", stmt)
+
+    def scalar_access(self, buf: Buffer, indices) -> str:
+        """The scalar variable for ``buf[indices]``; ``_NotScalar`` when the indices are not
+        constants here, or a parallel loop lies between the allocation and the access."""
+        _, names, depth = self.scalars[id(buf)]
+        if any(loop.kind == ForKind.PARALLEL for loop in self.loops[depth:]):
+            raise _NotScalar(id(buf))
+        index = tuple(self.const_int(i) for i in indices)
+        if index not in names:
+            raise _NotScalar(id(buf))
+        return names[index]
+
+    def const_int(self, e: PrimExpr):
+        """The value of the integer expression ``e`` in the current unrolled copy, or None."""
+        if isinstance(e, IntImm):
+            return e.value
+        if isinstance(e, Var):
+            return self.consts.get(id(e))
+        if isinstance(e, (Add, Sub, Mul, FloorDiv, FloorMod)):
+            a, b = self.const_int(e.a), self.const_int(e.b)
+            if a is None or b is None:
+                return None
+            if isinstance(e, Add):
+                return a + b
+            if isinstance(e, Sub):
+                return a - b
+            if isinstance(e, Mul):
+                return a * b
+            if b == 0:
+                return None
+            return a // b if isinstance(e, FloorDiv) else a % b
+        return None
+
     # -- expressions -------------------------------------------------------------------------
     def buffer_access(self, buf: Buffer, indices) -> str:
+        if id(buf) in self.scalars:
+            return self.scalar_access(buf, indices)
         name = self.name_of(buf)
         if not indices:
             return f"{name}[()]"
@@ -810,4 +896,19 @@ def generate(func: PrimFunc, flavour: Flavour = LNUMPY, name: str | None = None)
     """
     if not isinstance(func, PrimFunc):
         raise TypeError(f"expected a tir.PrimFunc, got {type(func).__name__}")
-    return _Generator(func, name or func_name(func), flavour).run()
+    not_scalar: frozenset = frozenset()
+    while True:
+        try:
+            return _Generator(func, name or func_name(func), flavour, not_scalar).run()
+        except _NotScalar as err:  # that buffer stays an array: generate again
+            not_scalar = not_scalar | {err.key}
+
+
+def _product(shape):
+    """Every index tuple of ``shape``, in row-major order."""
+    if not shape:
+        yield ()
+        return
+    for k in range(shape[0]):
+        for rest in _product(shape[1:]):
+            yield (k, *rest)

@@ -1,8 +1,10 @@
 """numba_cpu: a PrimFunc compiled to machine code through ``numba.njit``.
 
-The PrimFunc is written as Python (the lnumpy generator, numba flavour: parallel loops ->
-``prange``, unrolled loops repeated, ``np.empty`` hoisted out of loops where that is legal,
-float32 constants typed) and compiled by Numba for C-contiguous arrays of the buffers'
+The PrimFunc is compacted (``tir.transform.compact_buffer_allocation``: a cache buffer shrinks
+to the tile one loop iteration uses), then written as Python (the lnumpy generator, numba
+flavour: parallel loops -> ``prange``, unrolled loops repeated, ``np.empty`` hoisted out of
+loops where that is legal, float32 constants typed, small "local" buffers with constant
+indices turned into scalar variables) and compiled by Numba for C-contiguous arrays of the buffers'
 dtypes when it is built.  ``f.source`` is the generated module, for learners to read.
 
 Caching:
@@ -32,6 +34,7 @@ from pathlib import Path
 
 from mlckit.tir import dtype as dt
 from mlckit.tir.function import PrimFunc
+from mlckit.tir.transform import compact_buffer_allocation
 
 from ..codegen import NUMBA, CodegenError, GeneratedSource, func_name, generate
 from ..signature import ArgumentError, Signature
@@ -60,7 +63,14 @@ def to_source(func: PrimFunc, name: str | None = None, fastmath: bool = False,
 
         print(to_source(mm_relu))     # ... @njit(cache=True) def mm_relu(A, B, C): ...
     """
-    return _module_source(generate(func, NUMBA, name), fastmath, cache)
+    return _module_source(generate(lower(func), NUMBA, name), fastmath, cache)
+
+
+def lower(func: PrimFunc) -> PrimFunc:
+    """The TIR passes run before code generation: ``compact_buffer_allocation`` (a
+    ``cache_write("local")`` tile shrinks to its region; small "local" buffers with constant
+    indices then become scalar variables in the generated source)."""
+    return compact_buffer_allocation(func)
 
 
 def _module_source(body: GeneratedSource, fastmath: bool, cache: bool) -> str:
@@ -99,7 +109,7 @@ class NumbaFunction:
         self.name = name
         self.fastmath = fastmath
         self.signature = Signature(func, name)
-        self.body = generate(func, NUMBA, name)
+        self.body = generate(lower(func), NUMBA, name)
         self.path = None
         self.source = _module_source(self.body, fastmath, cache)
         namespace = None

@@ -1,0 +1,326 @@
+"""CompactBufferAllocation: shrink an allocated buffer to the region one iteration uses.
+
+After ``cache_write(block, 0, "local")`` + ``reverse_compute_at(C_local, i_0)`` the cache
+``C_local`` still has the shape of ``C`` (1024 x 1024), although each iteration of ``i_0``
+only touches a small tile of it.  As TVM's ``tir.transform.CompactBufferAllocation`` does,
+this pass finds, for every buffer allocated in a block, the innermost loop enclosing all its
+accesses (their *lowest common ancestor*, LCA), the region the accesses cover while the loops
+inside the LCA run, and then
+
+- gives the buffer the region's shape (``C_local: (2, 8)``),
+- rebases every index on the region's start (``C_local[vi, vj]`` with ``vi = i_0 * 2 + i_1``
+  becomes ``C_local[i_1, j_1]``: the index written with the loop variables, minus the start,
+  simplified),
+- moves the allocation to the LCA: a block ``"<buffer>_alloc"`` without iterators, wrapped
+  around the LCA loop's body, allocates it (so a ``T.parallel`` LCA gives each iteration its
+  own buffer).
+
+Before (abridged)::
+
+    C_local = T.alloc_buffer((64, 64), scope="local")
+    for j_0, i_0 in T.grid(8, 32):
+        for k, i_1, j_1 in T.grid(64, 2, 8):
+            with T.block("C_update"):
+                vi = T.axis.spatial(64, i_0 * 2 + i_1) ...
+                C_local[vi, vj] = C_local[vi, vj] + A[vi, vk] * B[vk, vj]
+        ...
+
+After::
+
+    for j_0, i_0 in T.grid(8, 32):
+        with T.block("C_local_alloc"):
+            C_local = T.alloc_buffer((2, 8), scope="local")
+            for k, i_1, j_1 in T.grid(64, 2, 8):
+                with T.block("C_update"):
+                    ...
+                    C_local[i_1, j_1] = C_local[i_1, j_1] + A[vi, vk] * B[vk, vj]
+
+A buffer is left as it is when an index cannot be bounded (not affine in the loop
+variables), when the region's extent is not a constant, or when the region is the whole
+buffer.  As in TVM, the pass assumes a buffer's values do not flow from one iteration of the
+LCA to the next (true of what ``cache_read`` / ``cache_write`` create).
+
+Example::
+
+    from mlckit.tir.transform import compact_buffer_allocation
+    func = compact_buffer_allocation(sch.mod["main"])
+"""
+
+from __future__ import annotations
+
+from mlckit.arith.analyzer import Analyzer, substitute
+from mlckit.tir import expr as E
+from mlckit.tir import stmt as S
+from mlckit.tir.analysis.block_access_region import (
+    Linear,
+    eval_set,
+    get_block_access_region,
+    union,
+)
+from mlckit.tir.buffer import BufferRegion, decl_buffer
+from mlckit.tir.expr import BufferLoad, PrimExpr, Range
+from mlckit.tir.function import PrimFunc
+
+__all__ = ["compact_buffer_allocation"]
+
+
+def compact_buffer_allocation(func: PrimFunc) -> PrimFunc:
+    """``func`` with every allocated buffer shrunk to the region one LCA iteration uses."""
+    if not isinstance(func, PrimFunc):
+        raise TypeError(f"compact_buffer_allocation expects a tir.PrimFunc, got "
+                        f"{type(func).__name__}")
+    collector = _Collector()
+    collector.stmt(func.body)
+    plans = {}
+    for key, buf in collector.allocated.items():
+        plan = _plan(buf, collector.accesses.get(key, []))
+        if plan is not None:
+            plans[key] = plan
+    if not plans:
+        return func
+    params = [b for b in func.buffer_map.values()] if func.buffer_map else []
+    body = _Rewriter(plans, params).stmt(func.body)
+    return func.replace(body=body)
+
+
+# -- analysis ---------------------------------------------------------------------------------
+class _Access:
+    def __init__(self, loops: tuple, indices: list):
+        self.loops = loops  # the For nodes enclosing the access, outermost first
+        self.indices = indices  # written with loop variables (block iterators substituted)
+
+
+class _Collector:
+    """Every access of every allocated buffer, with its loops and loop-variable indices."""
+
+    def __init__(self):
+        self.allocated: dict[int, object] = {}
+        self.accesses: dict[int, list] = {}
+        self.loops: list = []
+        self.bindings: dict[int, PrimExpr] = {}
+
+    def record(self, buf, indices):
+        if id(buf) in self.allocated:
+            idx = [substitute(i, self.bindings) for i in indices]
+            self.accesses.setdefault(id(buf), []).append(_Access(tuple(self.loops), idx))
+
+    def expr(self, e):
+        if isinstance(e, BufferLoad):
+            self.record(e.buffer, e.indices)
+        if isinstance(e, PrimExpr) and not isinstance(e, E.Var):
+            for name in e.field_names():
+                v = getattr(e, name)
+                if isinstance(v, PrimExpr):
+                    self.expr(v)
+                elif isinstance(v, list):
+                    for x in v:
+                        if isinstance(x, PrimExpr):
+                            self.expr(x)
+
+    def stmt(self, s):
+        if isinstance(s, S.For):
+            self.expr(s.min)
+            self.expr(s.extent)
+            self.loops.append(s)
+            self.stmt(s.body)
+            self.loops.pop()
+            return
+        if isinstance(s, S.BlockRealize):
+            for v in s.iter_values:
+                self.expr(v)
+            self.expr(s.predicate)
+            block = s.block
+            for buf in block.alloc_buffers:
+                self.allocated[id(buf)] = buf
+            saved = dict(self.bindings)
+            for iv, value in zip(block.iter_vars, s.iter_values):
+                self.bindings[id(iv.var)] = substitute(value, saved)
+            if block.init is not None:
+                self.stmt(block.init)
+            self.stmt(block.body)
+            self.bindings = saved
+            return
+        if isinstance(s, S.BufferStore):
+            self.record(s.buffer, s.indices)
+            self.expr(s.value)
+            for i in s.indices:
+                self.expr(i)
+            return
+        for name in s.field_names():
+            v = getattr(s, name)
+            if isinstance(v, S.Stmt):
+                self.stmt(v)
+            elif isinstance(v, PrimExpr):
+                self.expr(v)
+            elif isinstance(v, list):
+                for x in v:
+                    if isinstance(x, S.Stmt):
+                        self.stmt(x)
+                    elif isinstance(x, PrimExpr):
+                        self.expr(x)
+
+
+class _Plan:
+    def __init__(self, old, new, starts: list, lca):
+        self.old, self.new, self.starts, self.lca = old, new, starts, lca
+
+
+def _plan(buf, accesses: list) -> _Plan | None:
+    """The compacted buffer, the region start per dimension, the LCA loop (or None)."""
+    if not accesses:
+        return None
+    depth = min(len(a.loops) for a in accesses)
+    first = accesses[0].loops
+    lca_depth = 0
+    while lca_depth < depth and all(a.loops[lca_depth] is first[lca_depth] for a in accesses):
+        lca_depth += 1
+    lca = first[lca_depth - 1] if lca_depth else None
+    sets = [None] * buf.ndim
+    for n, acc in enumerate(accesses):
+        dom = {id(loop.loop_var): Range(loop.min, loop.extent) for loop in acc.loops[lca_depth:]}
+        for d, index in enumerate(acc.indices):
+            s = eval_set(index, dom)
+            if s is None:
+                return None
+            sets[d] = s if n == 0 else union(sets[d], s)
+            if sets[d] is None:
+                return None
+    shape, starts, changed = [], [], False
+    for d, s in enumerate(sets):
+        lo, hi = (Linear.of(s.expr),) * 2 if not hasattr(s, "lo") else (s.lo, s.hi)
+        extent = hi.sub(lo)
+        old = buf.shape[d]
+        if not extent.is_const() or (isinstance(old, E.IntImm) and extent.const + 1 >= old.value):
+            shape.append(old)
+            starts.append(E.IntImm(_dtype(old), 0))
+            continue
+        changed = True
+        shape.append(E.IntImm(_dtype(old), extent.const + 1))
+        starts.append(lo.to_expr())
+    if not changed:
+        return None
+    new = decl_buffer(shape, buf.dtype, buf.name, scope=buf.scope)
+    return _Plan(buf, new, starts, lca)
+
+
+def _dtype(e) -> str:
+    return e.dtype if isinstance(e, PrimExpr) else "int32"
+
+
+# -- rewriting --------------------------------------------------------------------------------
+class _Rewriter:
+    def __init__(self, plans: dict, params: list):
+        self.plans = plans
+        self.by_lca: dict[int, list] = {}
+        for plan in plans.values():
+            if plan.lca is not None:
+                self.by_lca.setdefault(id(plan.lca), []).append(plan)
+        self.params = params
+        self.visible: list = list(params)  # buffers allocated in enclosing blocks
+        self.bindings: dict[int, PrimExpr] = {}
+        self.ana = Analyzer()
+
+    def index(self, plan: _Plan, indices: list) -> list:
+        out = []
+        for i, start in zip(indices, plan.starts):
+            if isinstance(start, E.IntImm) and start.value == 0:
+                out.append(i)
+            else:
+                full = substitute(i, self.bindings)
+                out.append(self.ana.simplify(E.sub(full, start)))
+        return out
+
+    def expr(self, e):
+        if not isinstance(e, PrimExpr) or isinstance(e, E.Var):
+            return e
+        changes = {}
+        for name in e.field_names():
+            if name in ("op", "buffer"):
+                continue
+            v = getattr(e, name)
+            if isinstance(v, PrimExpr):
+                nv = self.expr(v)
+            elif isinstance(v, list):
+                nv = [self.expr(x) for x in v]
+                if all(a is b for a, b in zip(nv, v)):
+                    nv = v
+            else:
+                continue
+            if nv is not v:
+                changes[name] = nv
+        if isinstance(e, BufferLoad):
+            plan = self.plans.get(id(e.buffer))
+            if plan is not None:
+                idx = self.index(plan, changes.get("indices", e.indices))
+                return BufferLoad(plan.new, idx)
+        return e.replace(**changes) if changes else e
+
+    def region(self, r: BufferRegion) -> BufferRegion:
+        plan = self.plans.get(id(r.buffer))
+        if plan is None:
+            return r
+        mins = self.index(plan, [rng.min for rng in r.region])
+        return BufferRegion(plan.new, [Range(m, rng.extent) for m, rng in zip(mins, r.region)])
+
+    def stmt(self, s):  # noqa: C901 - one dispatch
+        if isinstance(s, S.For):
+            body = self.stmt(s.body)
+            plans = self.by_lca.get(id(s))
+            if plans:
+                body = self.alloc_block(plans, body)
+            return s if body is s.body else s.replace(body=body)
+        if isinstance(s, S.BlockRealize):
+            block = s.block
+            saved = dict(self.bindings)
+            for iv, value in zip(block.iter_vars, s.iter_values):
+                self.bindings[id(iv.var)] = substitute(value, saved)
+            n_visible = len(self.visible)
+            self.visible.extend(block.alloc_buffers)
+            init = self.stmt(block.init) if block.init is not None else None
+            body = self.stmt(block.body)
+            del self.visible[n_visible:]
+            reads = [self.region(r) for r in block.reads]
+            writes = [self.region(r) for r in block.writes]
+            self.bindings = saved
+            allocs = []
+            for buf in block.alloc_buffers:
+                plan = self.plans.get(id(buf))
+                if plan is None:
+                    allocs.append(buf)
+                elif plan.lca is None:
+                    allocs.append(plan.new)
+            new_block = block.replace(body=body, init=init, reads=reads, writes=writes,
+                                      alloc_buffers=allocs)
+            values = [self.expr(v) for v in s.iter_values]
+            return s.replace(block=new_block, iter_values=values,
+                             predicate=self.expr(s.predicate))
+        if isinstance(s, S.BufferStore):
+            value = self.expr(s.value)
+            indices = [self.expr(i) for i in s.indices]
+            plan = self.plans.get(id(s.buffer))
+            if plan is not None:
+                return S.BufferStore(plan.new, value, self.index(plan, indices))
+            return s.replace(value=value, indices=indices)
+        if isinstance(s, S.SeqStmt):
+            return S.stmt_seq(*[self.stmt(x) for x in s.seq])
+        changes = {}
+        for name in s.field_names():
+            v = getattr(s, name)
+            if isinstance(v, S.Stmt):
+                nv = self.stmt(v)
+            elif isinstance(v, PrimExpr):
+                nv = self.expr(v)
+            else:
+                continue
+            if nv is not v:
+                changes[name] = nv
+        return s.replace(**changes) if changes else s
+
+    def alloc_block(self, plans: list, body):
+        """``body`` inside a block without iterators that allocates the compacted buffers."""
+        name = "_".join(p.new.name for p in plans) + "_alloc"
+        block = S.Block([], [], [], name, body, None, [p.new for p in plans], [])
+        visible = self.visible + [p.new for p in self.plans.values() if p.lca is None]
+        reads, writes = get_block_access_region(block, visible)
+        block = block.replace(reads=reads, writes=writes)
+        return S.BlockRealize([], E.IntImm("bool", 1), block)

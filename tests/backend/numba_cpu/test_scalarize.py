@@ -1,0 +1,79 @@
+"""numba_cpu: a small "local" tile whose indices are constant once unrolled becomes scalars."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from mlckit.backend import lnumpy, numba_cpu
+from mlckit.backend.codegen import NUMBA, generate
+from mlckit.script import tir as T
+from mlckit.tir.transform import compact_buffer_allocation
+
+from ...tir.transform.test_compact_buffer_allocation import blocked
+
+
+def _check(func):
+    rng = np.random.default_rng(1)
+    a = rng.uniform(-1, 1, (16, 16)).astype("float32")
+    b = rng.uniform(-1, 1, (16, 16)).astype("float32")
+    for build in (lnumpy.build, lambda f: numba_cpu.build(f, cache=False)):
+        c = np.zeros((16, 16), "float32")
+        build(func)(a, b, c)
+        np.testing.assert_allclose(c, a @ b, rtol=1e-5, atol=1e-5)
+
+
+def test_unrolled_local_tile_becomes_scalar_variables():
+    func = blocked(packed=True)
+    f = numba_cpu.build(func, cache=False)
+    src = f.source
+    assert '# C_local: (2, 8) "local" buffer kept in scalar variables' in src
+    assert "C_local_1_7 = C_local_1_7 + A[vi, vk] * B_global[7, vk]" not in src  # j_1 not folded
+    assert "C_local_1_7 = C_local_1_7 + A[vi, vk] * B_global[j_1, vk]" in src
+    assert "C[v0, v1] = C_local_0_0" in src
+    assert "C_local = np.empty" not in src and "C_local[" not in src
+    assert 'B_global = np.empty((8, 16), dtype="float32")' in src
+    _check(func)
+
+
+def test_float_constant_stored_to_a_scalar_is_typed():
+    src = numba_cpu.build(blocked(packed=True), cache=False).source
+    assert "C_local_0_0 = np.float32(0.0)" in src
+
+
+def test_tile_with_a_serial_loop_stays_an_array():
+    # blocked() without packing: the tile's loops are serial, so its indices are not constants
+    src = numba_cpu.build(blocked(), cache=False).source
+    assert 'C_local = np.empty((2, 8), dtype="float32")' in src
+    assert "C_local[i_1, j_1] = C_local[i_1, j_1] + A[vi, vk] * B[vk, vj]" in src
+    _check(blocked())
+
+
+def test_lnumpy_keeps_arrays():
+    src = str(generate(compact_buffer_allocation(blocked(packed=True))))
+    assert "C_local[i_1, j_1]" in src
+    assert "C_local_0_0" not in src
+
+
+def test_global_scope_and_parallel_access_are_not_scalarized():
+    @T.prim_func
+    def f(A: T.Buffer((4, 2), "float32"), B: T.Buffer((4, 2), "float32")):
+        t = T.alloc_buffer((2,), "float32", scope="local")
+        for i in T.parallel(4):
+            for j in T.unroll(2):
+                with T.block("t"):
+                    vi, vj = T.axis.remap("SS", [i, j])
+                    t[vj] = A[vi, vj] * T.float32(2)
+            for j in T.unroll(2):
+                with T.block("b"):
+                    vi, vj = T.axis.remap("SS", [i, j])
+                    B[vi, vj] = t[vj]
+
+    # t is allocated at the root: scalars there would be shared by the prange's iterations
+    src = str(generate(f, NUMBA))
+    assert "t_0 =" not in src and "t[vj] = A[vi, vj] * np.float32(2.0)" in src
+    # the numba backend first moves it into the parallel loop, where scalars are private
+    built = numba_cpu.build(f, cache=False)
+    a = np.arange(8, dtype="float32").reshape(4, 2)
+    b = np.zeros((4, 2), "float32")
+    built(a, b)
+    np.testing.assert_array_equal(b, a * 2)

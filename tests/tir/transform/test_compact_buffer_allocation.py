@@ -1,0 +1,153 @@
+"""compact_buffer_allocation: expected TIR, numbers through lnumpy and numba_cpu, no-ops."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from mlckit import tir
+from mlckit.backend import lnumpy, numba_cpu
+from mlckit.script import tir as T
+from mlckit.tir.transform import compact_buffer_allocation
+
+
+@T.prim_func
+def matmul(A: T.Buffer((16, 16), "float32"), B: T.Buffer((16, 16), "float32"),
+           C: T.Buffer((16, 16), "float32")):
+    T.func_attr({"global_symbol": "matmul", "tir.noalias": True})
+    for i, j, k in T.grid(16, 16, 16):
+        with T.block("C"):
+            vi, vj, vk = T.axis.remap("SSR", [i, j, k])
+            with T.init():
+                C[vi, vj] = T.float32(0)
+            C[vi, vj] = C[vi, vj] + A[vi, vk] * B[vk, vj]
+
+
+def blocked(packed: bool = False):
+    """The course's blocked matmul: a 2 x 8 tile of C accumulated in ``C_local``."""
+    sch = tir.Schedule(matmul)
+    block = sch.get_block("C")
+    i, j, k = sch.get_loops(block)
+    i0, i1 = sch.split(i, factors=[None, 2])
+    j0, j1 = sch.split(j, factors=[None, 8])
+    sch.reorder(j0, i0, k, i1, j1)
+    c_local = sch.cache_write(block, 0, "local")
+    sch.reverse_compute_at(c_local, i0)
+    if packed:
+        init = sch.decompose_reduction(block, k)
+        sch.cache_read(block, 2, "global")
+        sch.compute_at(sch.get_block("B_global"), j0)
+        sch.transform_layout(block, ("read", 2), lambda k, j: (j, k))
+        for b in (init, block, c_local):
+            for loop in sch.get_loops(b)[-2:]:
+                sch.unroll(loop)
+    return sch.mod["main"]
+
+
+EXPECTED = '''\
+# from tvm.script import tir as T
+
+@T.prim_func
+def matmul(A: T.Buffer((16, 16), "float32"), B: T.Buffer((16, 16), "float32"), C: T.Buffer((16, 16), "float32")):
+    T.func_attr({"tir.noalias": True})
+    # with T.block("root"):
+    for j_0, i_0 in T.grid(2, 8):
+        with T.block("C_local_alloc"):
+            T.reads(A[i_0 * 2:i_0 * 2 + 2, 0:16], B[0:16, j_0 * 8:j_0 * 8 + 8])
+            T.writes(C[i_0 * 2:i_0 * 2 + 2, j_0 * 8:j_0 * 8 + 8])
+            C_local = T.alloc_buffer((2, 8), scope="local")
+            for k, i_1, j_1 in T.grid(16, 2, 8):
+                with T.block("C"):
+                    vi = T.axis.spatial(16, i_0 * 2 + i_1)
+                    vj = T.axis.spatial(16, j_0 * 8 + j_1)
+                    vk = T.axis.reduce(16, k)
+                    T.reads(A[vi, vk], B[vk, vj])
+                    T.writes(C_local[i_1, j_1])
+                    with T.init():
+                        C_local[i_1, j_1] = T.float32(0.0)
+                    C_local[i_1, j_1] = C_local[i_1, j_1] + A[vi, vk] * B[vk, vj]
+            for ax0, ax1 in T.grid(2, 8):
+                with T.block("C_local"):
+                    v0 = T.axis.spatial(16, i_0 * 2 + ax0)
+                    v1 = T.axis.spatial(16, j_0 * 8 + ax1)
+                    T.reads(C_local[ax0, ax1])
+                    T.writes(C[v0, v1])
+                    C[v0, v1] = C_local[ax0, ax1]'''
+
+
+def _inputs():
+    rng = np.random.default_rng(0)
+    a = rng.uniform(-1, 1, (16, 16)).astype("float32")
+    b = rng.uniform(-1, 1, (16, 16)).astype("float32")
+    return a, b
+
+
+def test_cache_write_tile_shrinks_to_its_region():
+    before = blocked()
+    assert before.body.block.alloc_buffers[0].shape[0].value == 16
+    # lowered TIR (as after TVM's ConvertBlocksToOpaque): blocks index C_local with loop
+    # variables, so the expected function is compared as text
+    assert compact_buffer_allocation(before).script() == EXPECTED
+
+
+def test_compacted_function_computes_the_same():
+    a, b = _inputs()
+    for packed in (False, True):
+        func = compact_buffer_allocation(blocked(packed))
+        for build in (lnumpy.build, lambda f: numba_cpu.build(f, cache=False)):
+            c = np.zeros((16, 16), "float32")
+            build(func)(a, b, c)
+            np.testing.assert_allclose(c, a @ b, rtol=1e-5, atol=1e-5)
+
+
+def test_packed_panel_is_compacted_too():
+    func = compact_buffer_allocation(blocked(packed=True))
+    script = func.script()
+    assert 'B_global = T.alloc_buffer((8, 16))' in script
+    assert 'C_local = T.alloc_buffer((2, 8), scope="local")' in script
+    assert "B_global[ax1, v0] = B[v0, v1]" in script
+
+
+def test_buffers_used_whole_are_left_alone():
+    # the LCA of Y's accesses is the root: nothing to compact
+    from tests.backend import kernels as K
+
+    assert compact_buffer_allocation(K.mm_relu) is K.mm_relu
+    assert compact_buffer_allocation(matmul) is matmul
+
+
+def test_point_per_iteration_becomes_one_element():
+    @T.prim_func
+    def f(A: T.Buffer((16,), "float32"), B: T.Buffer((16,), "float32")):
+        t = T.alloc_buffer((16,), "float32")
+        for i in range(16):
+            with T.block("t"):
+                vi = T.axis.spatial(16, i)
+                t[vi * vi % 16] = A[vi]
+            with T.block("b"):
+                vi = T.axis.spatial(16, i)
+                B[vi] = t[vi * vi % 16]
+
+    out = compact_buffer_allocation(f)
+    assert 't = T.alloc_buffer((1,))' in out.script()
+    assert "B[vi] = t[0]" in out.script()
+    a = np.arange(16, dtype="float32")
+    b = np.zeros(16, "float32")
+    numba_cpu.build(out, cache=False)(a, b)
+    np.testing.assert_array_equal(b, a)
+
+
+def test_index_that_cannot_be_bounded_is_left_alone():
+    @T.prim_func
+    def f(A: T.Buffer((4, 4), "float32"), B: T.Buffer((4, 4), "float32")):
+        t = T.alloc_buffer((16,), "float32")
+        for i in range(4):
+            for k in range(4):
+                with T.block("t"):
+                    vi, vk = T.axis.remap("SS", [i, k])
+                    t[vk * vk] = A[vi, vk]
+            for k in range(4):
+                with T.block("b"):
+                    vi, vk = T.axis.remap("SS", [i, k])
+                    B[vi, vk] = t[vk * vk]
+
+    assert compact_buffer_allocation(f) is f
