@@ -13,6 +13,16 @@ from .query import name_of
 from .rv import ExprRV
 
 
+def _is_annotation_value(value) -> bool:
+    if isinstance(value, (str, int, float, bool)):
+        return True
+    if isinstance(value, (list, tuple)):
+        return all(_is_annotation_value(v) for v in value)
+    if isinstance(value, dict):
+        return all(isinstance(k, str) and _is_annotation_value(v) for k, v in value.items())
+    return False
+
+
 class AnnotateMixin:
     def _set_annotations(self, prim, block_or_loop, fn):
         sref = self._sref(block_or_loop, prim)
@@ -34,6 +44,10 @@ class AnnotateMixin:
             raise ScheduleError("annotate", f"the annotation key must be a string, got {ann_key!r}")
         if isinstance(ann_val, ExprRV):  # a sampled value: annotate with the value, as TVM
             ann_val = self._int(ann_val, "annotate")
+        if not _is_annotation_value(ann_val):
+            raise ScheduleError(
+                "annotate", f"annotation {ann_key!r}: a value must be a str, int, float, bool, or a "
+                f"list/dict of those (it is printed in TVMScript), got {type(ann_val).__name__}")
 
         def update(anns, sref):
             anns[ann_key] = ann_val

@@ -92,6 +92,8 @@ class SamplingMixin:
         probs = [float(p) for p in probs]
         if len(candidates) != len(probs) or not candidates:
             raise ScheduleError(prim, "candidates and probs must be non-empty and of equal length")
+        if any(p < 0 for p in probs) or sum(probs) <= 0:
+            raise ScheduleError(prim, f"probs must be non-negative with a positive sum, got {probs}")
         if decision is None:
             total = sum(probs)
             r = self._rng.random() * total

@@ -38,3 +38,10 @@ def test_unannotate_missing_key():
     block = sch.get_block("C")
     expect_error(sch, lambda: sch.unannotate(block, "nothing"), "unannotate",
                  "block `C` has no annotation 'nothing'")
+
+
+def test_annotate_rejects_a_value_that_cannot_be_printed():
+    sch = tir.Schedule(matmul)
+    block = sch.get_block("C")
+    expect_error(sch, lambda: sch.annotate(block, "weird", object()), "annotate",
+                 "a value must be a str, int, float, bool")

@@ -95,3 +95,9 @@ def test_parallel_reduction_loop_is_rejected():
     expect_error(sch, lambda: sch.vectorize(k), "vectorize", "cannot be vectorized")
     expect_error(sch, lambda: sch.bind(k, "blockIdx.x"), "bind", "bound to a thread axis")
     expect_error(sch, lambda: sch.bind(i, "threadIdx.w"), "bind", "unknown thread axis")
+
+
+def test_unroll_needs_a_loop():
+    sch = tir.Schedule(matmul)
+    block = sch.get_block("C")
+    expect_error(sch, lambda: sch.unroll(block), "unroll", "expected a LoopRV, got BlockRV")

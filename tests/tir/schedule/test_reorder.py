@@ -61,3 +61,10 @@ def test_reorder_errors():
     i2, j2 = sch.get_loops(sch.get_block("C"))
     expect_error(sch, lambda: sch.reorder(i, i), "reorder", "loop `i` appears more than once")
     expect_error(sch, lambda: sch.reorder(j, j2), "reorder", "not in a single chain")
+
+
+def test_add_unit_loop_on_a_loop_that_no_longer_exists():
+    sch = tir.Schedule(matmul)
+    i, j, _ = sch.get_loops(sch.get_block("C"))
+    sch.fuse(i, j)
+    expect_error(sch, lambda: sch.add_unit_loop(i), "add_unit_loop", "no longer exists")

@@ -6,7 +6,7 @@ import json
 from mlckit import tir
 from mlckit.script import tir as T
 
-from .common import check, verify_numeric, verify_trace_roundtrip
+from .common import check, expect_error, verify_numeric, verify_trace_roundtrip
 from .workloads import matmul
 
 
@@ -86,3 +86,11 @@ def test_sampled_factors_are_perfect_tiles():
         assert values[0] * values[1] * values[2] == 16 and values[2] <= 4
         v = sch.get(sch.sample_categorical([3, 5, 7], [0.0, 1.0, 0.0]))
         assert v == 5
+
+
+def test_sample_categorical_rejects_bad_probabilities():
+    sch = tir.Schedule(matmul)
+    expect_error(sch, lambda: sch.sample_categorical([1, 2], [0.5]), "sample_categorical",
+                 "non-empty and of equal length")
+    expect_error(sch, lambda: sch.sample_categorical([1, 2], [-0.5, 1.5]), "sample_categorical",
+                 "non-negative with a positive sum")
