@@ -267,6 +267,9 @@ class Analyzer:
             return expr
         diff = self._lin(a).copy().iadd(self._lin(b), -1)
         lo, hi = self._bound_lin(diff)
+        if lo == -INF or hi == INF:
+            slo, shi = self._symbolic_bound(diff)
+            lo, hi = max(lo, slo), min(hi, shi)
         verdict = None
         if isinstance(expr, E.LT):
             verdict = True if hi < 0 else False if lo >= 0 else None
@@ -283,6 +286,25 @@ class Analyzer:
         if verdict is not None:
             return IntImm("bool", verdict)
         return type(expr)(self.simplify(a), self.simplify(b))
+
+    def _symbolic_bound(self, diff: _Lin) -> tuple[float, float]:
+        """Constant bounds of ``diff`` after relaxing its bound variables over their
+        (possibly symbolic) ranges: with ``i`` bound to ``[0, n)``, ``i - n`` relaxes to
+        ``[-n, -1]``, so ``i - n <= -1`` although neither ``i`` nor ``n`` has a constant
+        upper bound.  This is how TVM proves ``i < n`` from the loop ``for i in range(n)``
+        (``Analyzer::CanProve`` with ``ProofStrength::kSymbolicBound``: the IntSet of the
+        difference, then the ConstIntBound of its end; the TransitiveComparisonAnalyzer
+        records the same ``i < n`` fact when the loop is bound)."""
+        relax = {k: rng for k, (_v, rng) in self.dom.items()}
+        if not relax or not any(uses_var(atom, lambda v: id(v) in relax)
+                                for atom, _c in diff.terms.values()):
+            return -INF, INF
+        res = self._set_lin(diff, relax)
+        if res is None:
+            return -INF, INF
+        smin, smax = res
+        # the relaxed ends no longer contain relaxed variables; bound what is left
+        return self._bound_lin(smin)[0], self._bound_lin(smax)[1]
 
     def _lin(self, expr) -> _Lin:
         dtype = expr.dtype

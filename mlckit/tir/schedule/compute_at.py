@@ -245,14 +245,14 @@ class ComputeAtMixin:
                 outer.bind(ax, Range(IntImm(iv.var.dtype, 0), IntImm(iv.var.dtype, ext_val)))
                 value = outer.simplify(lo + ax)
                 if not exact:
-                    preds.append(E.LE(value, hi))
+                    _add_pred(outer, preds, E.LE(value, hi))
             lo_b = outer.const_int_bound(value)
             dom_lo_b = outer.const_int_bound(dom_lo)
             dom_hi_b = outer.const_int_bound(dom_hi)
             if lo_b.min_value < dom_lo_b.max_value:
-                preds.append(E.LE(dom_lo, value))
+                _add_pred(outer, preds, E.LE(dom_lo, value))
             if lo_b.max_value > dom_hi_b.min_value:
-                preds.append(E.LT(value, outer.simplify(dom.min + dom.extent)))
+                _add_pred(outer, preds, E.LT(value, outer.simplify(dom.min + dom.extent)))
             bindings.append(value)
         predicate = E.convert(True)
         for pr in preds:
@@ -422,6 +422,14 @@ def _check_consumes_produced(prim, ana, realize, ax_loops, produced, bname, lnam
                     f"iteration it would read `{reg.buffer.name}` at {shown} along dimension "
                     f"{d}, but only [{p[0]}, {p[1]}] is produced there (its read index cannot "
                     "be matched to the produced region)", [block])
+
+
+def _add_pred(ana, preds, cond) -> None:
+    """Keep the bound check ``cond`` unless the analyzer, which knows the ranges of the
+    loops around the new position, proves it (TVM's ``MakeNewLoop`` drops the checks that
+    ``CanProve(..., kSymbolicBound)`` proves, e.g. ``i < n`` under ``for i in range(n)``)."""
+    if not ana.can_prove(cond):
+        preds.append(cond)
 
 
 def _coef(ana, expr, var) -> int:

@@ -34,6 +34,33 @@ def _conjuncts(pred) -> list:
     return [pred]
 
 
+def _check_no_repeating_loop(prim, loops, realize, lname, bname) -> None:
+    """No loop from ``loop`` down to the block may leave every iterator of the block alone
+    (with an extent other than 1).
+
+    Such a loop repeats the whole reduction: ``T.init()`` runs again in each of its
+    iterations (e.g. ``expsum`` after ``compute_at`` under the ``j`` loop of softmax's
+    ``norm``, recomputed for every ``j``).  The init block goes before ``loop``, outside that
+    loop, so it would run once and the updates would accumulate across the repetitions.
+
+    Deviation from TVM v0.23: ``DecomposeReduction`` (src/tir/schedule/primitive/reduction.cc,
+    Step 3) discards every loop the init bindings do not use, this one included, and
+    produces that wrong program; here it is refused instead."""
+    values = list(realize.iter_values)
+    for lp in loops:
+        loop = lp.stmt
+        v = loop.loop_var
+        if uses_var(values, lambda x, v=v: x is v):
+            continue
+        if isinstance(loop.extent, E.IntImm) and loop.extent.value == 1:
+            continue
+        raise ScheduleError(
+            prim, f"loop {describe_loop(loop)} drives no iterator of block `{bname}`, so the "
+            "block's reduction is redone in each of its iterations; the init block placed "
+            f"before loop {lname} would not run again for them. Decompose at a loop inside "
+            f"{describe_loop(loop)}", [loop, realize.block])
+
+
 class ReductionMixin:
     @primitive("DecomposeReduction", inputs=("block", "loop"))
     def decompose_reduction(self, block, loop) -> BlockRV:
@@ -49,6 +76,10 @@ class ReductionMixin:
                         Y[vi, vj] = T.float32(0)          for k in range(128):
                     Y[vi, vj] = Y[vi, vj] + …                 with T.block("Y_update"):
                                                                   Y[vi, vj] = Y[vi, vj] + …
+
+        Refused when a loop from ``loop`` down to the block drives none of the block's
+        iterators (e.g. after ``compute_at`` recomputes the reduction in each iteration of a
+        consumer loop): the init block before ``loop`` would not run again for each repetition.
         """
         prim = "decompose_reduction"
         block_sref = self._block_sref(block, prim)
@@ -81,6 +112,8 @@ class ReductionMixin:
                     prim, f"loop {lname} must be above every loop of the reduction iterator "
                     f"`{iv.var.name_hint}` of block `{bname}`, but loop `{used[0].name_hint}` "
                     f"(outside {lname}) drives it", [lstmt, bstmt])
+        idx = [i for i, lp in enumerate(loops) if lp is loop_sref][0]
+        _check_no_repeating_loop(prim, loops[idx:], realize, lname, bname)
         # the init block
         var_map, init_ivs, init_values = {}, [], []
         for iv, value in zip(bstmt.iter_vars, realize.iter_values):
@@ -98,7 +131,6 @@ class ReductionMixin:
         init_block = S.Block(init_ivs, [], init_writes, bname + "_init", init_body,
                              annotations=dict(bstmt.annotations))
         # loops between `loop` and the block that drive the init bindings
-        idx = [i for i, lp in enumerate(loops) if lp is loop_sref][0]
         chosen, discarded = [], set()
         for lp in reversed(loops[idx:]):
             v = lp.stmt.loop_var

@@ -133,3 +133,85 @@ def test_compute_at_update_block_is_rejected():
     j = sch.get_loops(sch.get_block("norm"))[1]
     expect_error(sch, lambda: sch.compute_at(expsum, j), "compute_at",
                  "neither a complete block nor a reduction block")
+
+
+@T.prim_func
+def elementwise_symbolic(a: T.handle, c: T.handle):
+    n = T.int64()
+    A = T.match_buffer(a, (n, T.int64(8)), "float32")
+    C = T.match_buffer(c, (n, T.int64(8)), "float32")
+    B = T.alloc_buffer((n, T.int64(8)), "float32")
+    for i, j in T.grid(n, T.int64(8)):
+        with T.block("B"):
+            vi, vj = T.axis.remap("SS", [i, j])
+            B[vi, vj] = A[vi, vj] * T.float32(2)
+    for i, j in T.grid(n, T.int64(8)):
+        with T.block("C"):
+            vi, vj = T.axis.remap("SS", [i, j])
+            C[vi, vj] = B[vi, vj] + T.float32(1)
+
+
+@T.prim_func
+def elementwise_symbolic_reverse_compute_at(a: T.handle, c: T.handle):
+    n = T.int64()
+    A = T.match_buffer(a, (n, T.int64(8)), "float32")
+    C = T.match_buffer(c, (n, T.int64(8)), "float32")
+    B = T.alloc_buffer((n, T.int64(8)), "float32")
+    for i in range(n):
+        for j in range(T.int64(8)):
+            with T.block("B"):
+                vi, vj = T.axis.remap("SS", [i, j])
+                B[vi, vj] = A[vi, vj] * T.float32(2)
+        for ax0 in range(T.int64(8)):
+            with T.block("C"):
+                vi, vj = T.axis.remap("SS", [i, ax0])
+                C[vi, vj] = B[vi, vj] + T.float32(1)
+
+
+@T.prim_func
+def elementwise_symbolic_compute_at(a: T.handle, c: T.handle):
+    n = T.int64()
+    A = T.match_buffer(a, (n, T.int64(8)), "float32")
+    C = T.match_buffer(c, (n, T.int64(8)), "float32")
+    B = T.alloc_buffer((n, T.int64(8)), "float32")
+    for i in range(n):
+        for ax0 in range(T.int64(8)):
+            with T.block("B"):
+                vi, vj = T.axis.remap("SS", [i, ax0])
+                B[vi, vj] = A[vi, vj] * T.float32(2)
+        for j in range(T.int64(8)):
+            with T.block("C"):
+                vi, vj = T.axis.remap("SS", [i, j])
+                C[vi, vj] = B[vi, vj] + T.float32(1)
+
+
+def _run_symbolic(func, rows=5):
+    import numpy as np
+
+    import mlckit
+
+    a = np.random.default_rng(0).uniform(-1, 1, size=(rows, 8)).astype("float32")
+    for target in ("lnumpy", "llvm"):
+        c = np.zeros((rows, 8), "float32")
+        mlckit.build(func, target=target)(a, c)
+        np.testing.assert_allclose(c, a * 2 + 1, rtol=1e-6, err_msg=f"target {target}")
+
+
+def test_reverse_compute_at_symbolic_extent_has_no_predicate():
+    """Under `for i in range(n)` the analyzer knows i < n (TVM proves it with
+    CanProve(..., kSymbolicBound) in MakeNewLoop): no `T.where(i < n)`."""
+    sch = tir.Schedule(elementwise_symbolic, debug_mask="all")
+    i, _ = sch.get_loops(sch.get_block("B"))
+    sch.reverse_compute_at(sch.get_block("C"), i)
+    check(sch, elementwise_symbolic_reverse_compute_at)
+    verify_trace_roundtrip(sch, elementwise_symbolic)
+    _run_symbolic(sch.mod["main"])
+
+
+def test_compute_at_symbolic_extent_has_no_predicate():
+    sch = tir.Schedule(elementwise_symbolic, debug_mask="all")
+    i, _ = sch.get_loops(sch.get_block("C"))
+    sch.compute_at(sch.get_block("B"), i)
+    check(sch, elementwise_symbolic_compute_at)
+    verify_trace_roundtrip(sch, elementwise_symbolic)
+    _run_symbolic(sch.mod["main"])
