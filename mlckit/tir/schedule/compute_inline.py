@@ -17,7 +17,7 @@ from mlckit.tir.expr import BufferLoad, PrimExpr, Var
 from .compute_at import removal_target
 from .error import ScheduleError
 from .instruction import primitive
-from .ir_utils import Mutator, Rewrite, replace_stmts, walk
+from .ir_utils import Mutator, Rewrite, load_with, map_loads, replace_stmts, walk
 from .query import child_block_srefs, consumer_srefs, producer_srefs, scope_sref
 
 
@@ -61,31 +61,7 @@ class _InlineLoads(Mutator):
 
 
 def _inline_expr(e, buffer, make):
-    if isinstance(e, BufferLoad):
-        idx = [_inline_expr(i, buffer, make) for i in e.indices]
-        if e.buffer is buffer:
-            return make(idx)
-        if all(a is b for a, b in zip(idx, e.indices)):
-            return e
-        return BufferLoad(e.buffer, idx)
-    if isinstance(e, PrimExpr) and not isinstance(e, Var):
-        changes = {}
-        for name in e.field_names():
-            if name == "op":
-                continue
-            v = getattr(e, name)
-            if isinstance(v, PrimExpr):
-                nv = _inline_expr(v, buffer, make)
-            elif isinstance(v, list):
-                nv = [_inline_expr(x, buffer, make) for x in v]
-                if all(a is b for a, b in zip(nv, v)):
-                    nv = v
-            else:
-                continue
-            if nv is not v:
-                changes[name] = nv
-        return e.replace(**changes) if changes else e
-    return e
+    return map_loads(e, lambda ld, idx: make(idx) if ld.buffer is buffer else load_with(ld, idx))
 
 
 def _uses_buffer(stmt, buffer) -> bool:

@@ -22,11 +22,11 @@ from mlckit.arith import Analyzer
 from mlckit.tir import expr as E
 from mlckit.tir import stmt as S
 from mlckit.tir.buffer import Buffer, BufferRegion
-from mlckit.tir.expr import IntImm, PrimExpr, Range, Var
+from mlckit.tir.expr import IntImm, Range, Var
 
 from .error import ScheduleError
 from .instruction import primitive
-from .ir_utils import Mutator, Rewrite, replace_stmts, walk
+from .ir_utils import Mutator, Rewrite, load_with, map_loads, replace_stmts, walk
 
 BUFFER_DIM_ALIGN = "buffer_dim_align"
 
@@ -245,31 +245,12 @@ class _LayoutRewriter(Mutator):
         return self.expr(e)
 
     def expr(self, e):
-        if isinstance(e, E.BufferLoad):
-            idx = [self.expr(i) for i in e.indices]
-            if e.buffer is self.old:
-                return E.BufferLoad(self.new, self.index_map.map_indices(idx, self.ana))
-            if all(a is b for a, b in zip(idx, e.indices)):
-                return e
-            return E.BufferLoad(e.buffer, idx)
-        if isinstance(e, PrimExpr) and not isinstance(e, Var):
-            changes = {}
-            for name in e.field_names():
-                if name in ("op", "buffer"):
-                    continue
-                v = getattr(e, name)
-                if isinstance(v, PrimExpr):
-                    nv = self.expr(v)
-                elif isinstance(v, list) and any(isinstance(x, PrimExpr) for x in v):
-                    nv = [self.expr(x) if isinstance(x, PrimExpr) else x for x in v]
-                    if all(a is b for a, b in zip(nv, v)):
-                        nv = v
-                else:
-                    continue
-                if nv is not v:
-                    changes[name] = nv
-            return e.replace(**changes) if changes else e
-        return e
+        def on_load(load, indices):
+            if load.buffer is self.old:
+                return E.BufferLoad(self.new, self.index_map.map_indices(indices, self.ana))
+            return load_with(load, indices)
+
+        return map_loads(e, on_load)
 
     def visit_BufferStore(self, s):
         value = self.expr(s.value)
