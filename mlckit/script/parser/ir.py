@@ -48,6 +48,7 @@ def visit_class_def(parser, node: ast.ClassDef) -> Any:
             with frame:
                 proxy = ModuleWithGlobalVars(node.name)
                 parser.var_table.add(node.name, proxy)
+                parser.state["ir.module_name"] = node.name
                 with parser.with_dispatch_token("ir"):
                     for stmt in node.body:
                         if not isinstance(stmt, ast.FunctionDef):
@@ -97,12 +98,15 @@ def visit_assign(parser, node: ast.Assign) -> None:
                                   "class")
     name = node.targets[0].id
     value = parser.eval_expr(node.value)
-    from mlckit.relax.expr import Function
+    from mlckit.relax.expr import ExternFunc, Function
     from mlckit.tir.function import PrimFunc
 
-    if isinstance(value, (Function, PrimFunc)):
-        I.decl_function(name, value)
+    if isinstance(value, (Function, PrimFunc, ExternFunc)):  # `f = R.ExternFunc("f")` too
+        gv = I.decl_function(name, value)
         I.def_function(name, value)
+        proxy = parser.var_table.get(parser.state.get("ir.module_name", ""), None)
+        if proxy is not None and gv is not None:
+            proxy.__dict__[name] = gv
     else:
         parser.var_table.add(name, value)
 

@@ -352,6 +352,15 @@ def main(x: R.Tensor((4,), "float32")) -> R.Tensor((4,), "float32"):
     y: R.Tensor((4,), "float32") = R.call_packed("env.copy", x)
     return y
 ''',
+    "module_with_extern_func": '''
+@I.ir_module
+class Module:
+    my_ext = R.ExternFunc("my_ext")
+
+    @R.function
+    def main(x: R.Tensor((4,), "float32")) -> R.Tensor((4,), "float32"):
+        return x
+''',
     "dataflow_with_shape_symbolic_output": '''
 @R.function
 def main(x: R.Tensor(("n", "m"), "float32")) -> R.Tensor(("m", "n"), "float32"):
