@@ -5,6 +5,8 @@ import numpy as np
 
 from mlckit.script import tir as T
 
+from ..kernels import make_softmax
+
 
 @T.prim_func
 def mm_relu(A: T.Buffer((128, 128), "float32"),
@@ -73,32 +75,7 @@ def relu(A: T.Buffer((1024,), "float32"), B: T.Buffer((1024,), "float32")):
             B[vi] = T.max(A[vi], T.float32(0))
 
 
-@T.prim_func
-def softmax(A: T.Buffer((8, 64), "float32"), B: T.Buffer((8, 64), "float32")):
-    T.func_attr({"global_symbol": "softmax", "tir.noalias": True})
-    maxelem = T.alloc_buffer((8,), "float32")
-    expsum = T.alloc_buffer((8,), "float32")
-    expo = T.alloc_buffer((8, 64), "float32")
-    for i, k in T.grid(8, 64):
-        with T.block("maxelem"):
-            vi, vk = T.axis.remap("SR", [i, k])
-            with T.init():
-                maxelem[vi] = T.min_value("float32")
-            maxelem[vi] = T.max(maxelem[vi], A[vi, vk])
-    for i, j in T.grid(8, 64):
-        with T.block("expo"):
-            vi, vj = T.axis.remap("SS", [i, j])
-            expo[vi, vj] = T.exp(A[vi, vj] - maxelem[vi])
-    for i, k in T.grid(8, 64):
-        with T.block("expsum"):
-            vi, vk = T.axis.remap("SR", [i, k])
-            with T.init():
-                expsum[vi] = T.float32(0)
-            expsum[vi] = expsum[vi] + expo[vi, vk]
-    for i, j in T.grid(8, 64):
-        with T.block("norm"):
-            vi, vj = T.axis.remap("SS", [i, j])
-            B[vi, vj] = expo[vi, vj] / expsum[vi]
+softmax = make_softmax(8, 64)
 
 
 @T.prim_func

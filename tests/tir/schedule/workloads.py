@@ -3,6 +3,8 @@
 from mlckit.script import ir as I
 from mlckit.script import tir as T
 
+from ...kernels import make_softmax
+
 
 @T.prim_func
 def elementwise(A: T.Buffer((16, 16), "float32"), C: T.Buffer((16, 16), "float32")):
@@ -86,29 +88,4 @@ def conv2d_nchw(A: T.Buffer((1, 2, 4, 4), "float32"), W: T.Buffer((3, 2, 3, 3), 
                 vf, vrc, vry, vrx]
 
 
-@T.prim_func
-def softmax(A: T.Buffer((4, 8), "float32"), B: T.Buffer((4, 8), "float32")):
-    """Row-wise softmax: max and sum reductions into T.alloc_buffer stages."""
-    maxelem = T.alloc_buffer((4,), "float32")
-    expo = T.alloc_buffer((4, 8), "float32")
-    expsum = T.alloc_buffer((4,), "float32")
-    for i, k in T.grid(4, 8):
-        with T.block("maxelem"):
-            vi, vk = T.axis.remap("SR", [i, k])
-            with T.init():
-                maxelem[vi] = T.min_value("float32")
-            maxelem[vi] = T.max(maxelem[vi], A[vi, vk])
-    for i, j in T.grid(4, 8):
-        with T.block("exp"):
-            vi, vj = T.axis.remap("SS", [i, j])
-            expo[vi, vj] = T.exp(A[vi, vj] - maxelem[vi])
-    for i, k in T.grid(4, 8):
-        with T.block("expsum"):
-            vi, vk = T.axis.remap("SR", [i, k])
-            with T.init():
-                expsum[vi] = T.float32(0)
-            expsum[vi] = expsum[vi] + expo[vi, vk]
-    for i, j in T.grid(4, 8):
-        with T.block("norm"):
-            vi, vj = T.axis.remap("SS", [i, j])
-            B[vi, vj] = expo[vi, vj] / expsum[vi]
+softmax = make_softmax(4, 8)
