@@ -60,51 +60,10 @@ def linear1(x: T.handle, w: T.Buffer((T.int64(10), T.int64(128)), "float32"),
 class MyModule:
     """call_tir of three PrimFuncs."""
 
-    @T.prim_func
-    def relu0(x: T.handle, y: T.handle):
-        n = T.int64()
-        X = T.match_buffer(x, (n, T.int64(128)), "float32")
-        Y = T.match_buffer(y, (n, T.int64(128)), "float32")
-        for i, j in T.grid(n, T.int64(128)):
-            with T.block("Y"):
-                vi, vj = T.axis.remap("SS", [i, j])
-                Y[vi, vj] = T.max(X[vi, vj], T.float32(0))
-
-    @T.prim_func
-    def linear0(x: T.handle, w: T.Buffer((T.int64(128), T.int64(784)), "float32"),
-                b: T.Buffer((T.int64(128),), "float32"), z: T.handle):
-        n = T.int64()
-        X = T.match_buffer(x, (n, T.int64(784)), "float32")
-        Z = T.match_buffer(z, (n, T.int64(128)), "float32")
-        Y = T.alloc_buffer((n, T.int64(128)), "float32")
-        for i, j, k in T.grid(n, T.int64(128), T.int64(784)):
-            with T.block("Y"):
-                vi, vj, vk = T.axis.remap("SSR", [i, j, k])
-                with T.init():
-                    Y[vi, vj] = T.float32(0)
-                Y[vi, vj] = Y[vi, vj] + X[vi, vk] * w[vj, vk]
-        for i, j in T.grid(n, T.int64(128)):
-            with T.block("Z"):
-                vi, vj = T.axis.remap("SS", [i, j])
-                Z[vi, vj] = Y[vi, vj] + b[vj]
-
-    @T.prim_func
-    def linear1(x: T.handle, w: T.Buffer((T.int64(10), T.int64(128)), "float32"),
-                b: T.Buffer((T.int64(10),), "float32"), z: T.handle):
-        n = T.int64()
-        X = T.match_buffer(x, (n, T.int64(128)), "float32")
-        Z = T.match_buffer(z, (n, T.int64(10)), "float32")
-        Y = T.alloc_buffer((n, T.int64(10)), "float32")
-        for i, j, k in T.grid(n, T.int64(10), T.int64(128)):
-            with T.block("Y"):
-                vi, vj, vk = T.axis.remap("SSR", [i, j, k])
-                with T.init():
-                    Y[vi, vj] = T.float32(0)
-                Y[vi, vj] = Y[vi, vj] + X[vi, vk] * w[vj, vk]
-        for i, j in T.grid(n, T.int64(10)):
-            with T.block("Z"):
-                vi, vj = T.axis.remap("SS", [i, j])
-                Z[vi, vj] = Y[vi, vj] + b[vj]
+    # the kernels defined above, as the module's functions
+    linear0 = linear0
+    relu0 = relu0
+    linear1 = linear1
 
     @R.function
     def main(x: R.Tensor(("n", 784), "float32"), w0: R.Tensor((128, 784), "float32"),
@@ -124,51 +83,10 @@ class MyModule:
 class MyModuleByName:
     """call_dps_packed("linear0", ...): resolved to the module's PrimFuncs by name."""
 
-    @T.prim_func
-    def relu0(x: T.handle, y: T.handle):
-        n = T.int64()
-        X = T.match_buffer(x, (n, T.int64(128)), "float32")
-        Y = T.match_buffer(y, (n, T.int64(128)), "float32")
-        for i, j in T.grid(n, T.int64(128)):
-            with T.block("Y"):
-                vi, vj = T.axis.remap("SS", [i, j])
-                Y[vi, vj] = T.max(X[vi, vj], T.float32(0))
-
-    @T.prim_func
-    def linear0(x: T.handle, w: T.Buffer((T.int64(128), T.int64(784)), "float32"),
-                b: T.Buffer((T.int64(128),), "float32"), z: T.handle):
-        n = T.int64()
-        X = T.match_buffer(x, (n, T.int64(784)), "float32")
-        Z = T.match_buffer(z, (n, T.int64(128)), "float32")
-        Y = T.alloc_buffer((n, T.int64(128)), "float32")
-        for i, j, k in T.grid(n, T.int64(128), T.int64(784)):
-            with T.block("Y"):
-                vi, vj, vk = T.axis.remap("SSR", [i, j, k])
-                with T.init():
-                    Y[vi, vj] = T.float32(0)
-                Y[vi, vj] = Y[vi, vj] + X[vi, vk] * w[vj, vk]
-        for i, j in T.grid(n, T.int64(128)):
-            with T.block("Z"):
-                vi, vj = T.axis.remap("SS", [i, j])
-                Z[vi, vj] = Y[vi, vj] + b[vj]
-
-    @T.prim_func
-    def linear1(x: T.handle, w: T.Buffer((T.int64(10), T.int64(128)), "float32"),
-                b: T.Buffer((T.int64(10),), "float32"), z: T.handle):
-        n = T.int64()
-        X = T.match_buffer(x, (n, T.int64(128)), "float32")
-        Z = T.match_buffer(z, (n, T.int64(10)), "float32")
-        Y = T.alloc_buffer((n, T.int64(10)), "float32")
-        for i, j, k in T.grid(n, T.int64(10), T.int64(128)):
-            with T.block("Y"):
-                vi, vj, vk = T.axis.remap("SSR", [i, j, k])
-                with T.init():
-                    Y[vi, vj] = T.float32(0)
-                Y[vi, vj] = Y[vi, vj] + X[vi, vk] * w[vj, vk]
-        for i, j in T.grid(n, T.int64(10)):
-            with T.block("Z"):
-                vi, vj = T.axis.remap("SS", [i, j])
-                Z[vi, vj] = Y[vi, vj] + b[vj]
+    # the kernels defined above, as the module's functions
+    linear0 = linear0
+    relu0 = relu0
+    linear1 = linear1
 
     @R.function
     def main(x: R.Tensor(("n", 784), "float32"), w0: R.Tensor((128, 784), "float32"),
@@ -204,23 +122,7 @@ class MyModuleWithExternCall:
 class MyModuleMixture:
     """A PrimFunc (call_tir) mixed with registered library functions."""
 
-    @T.prim_func
-    def linear0(x: T.handle, w: T.Buffer((T.int64(128), T.int64(784)), "float32"),
-                b: T.Buffer((T.int64(128),), "float32"), z: T.handle):
-        n = T.int64()
-        X = T.match_buffer(x, (n, T.int64(784)), "float32")
-        Z = T.match_buffer(z, (n, T.int64(128)), "float32")
-        Y = T.alloc_buffer((n, T.int64(128)), "float32")
-        for i, j, k in T.grid(n, T.int64(128), T.int64(784)):
-            with T.block("Y"):
-                vi, vj, vk = T.axis.remap("SSR", [i, j, k])
-                with T.init():
-                    Y[vi, vj] = T.float32(0)
-                Y[vi, vj] = Y[vi, vj] + X[vi, vk] * w[vj, vk]
-        for i, j in T.grid(n, T.int64(128)):
-            with T.block("Z"):
-                vi, vj = T.axis.remap("SS", [i, j])
-                Z[vi, vj] = Y[vi, vj] + b[vj]
+    linear0 = linear0  # the kernel defined above, as the module's function
 
     @R.function
     def main(x: R.Tensor(("n", 784), "float32"), w0: R.Tensor((128, 784), "float32"),
