@@ -22,62 +22,8 @@ import inspect
 from typing import Any
 
 from mlckit.script.ir_builder.base import IRBuilder
+from mlckit.script.ir_builder.tir import *  # noqa: F403 - the TIR IRBuilder API (T.block, T.grid ...)
 from mlckit.script.ir_builder.tir import frames as _frames
-from mlckit.script.ir_builder.tir.compute import compute  # noqa: F401
-from mlckit.script.ir_builder.tir.ir import (  # noqa: F401
-    Assert,
-    Else,
-    If,
-    Let,
-    LetStmt,
-    Then,
-    While,
-    alloc_buffer,
-    allocate,
-    arg,
-    attr,
-    axis,
-    block,
-    block_attr,
-    boolean,
-    buffer,
-    buffer_store,
-    decl_buffer,
-    env_thread,
-    evaluate,
-    float16,
-    float32,
-    float64,
-    func_attr,
-    func_name,
-    func_ret,
-    grid,
-    handle,
-    init,
-    int8,
-    int16,
-    int32,
-    int64,
-    launch_thread,
-    let,
-    match_buffer,
-    meta_var,
-    parallel,
-    reads,
-    sblock,
-    serial,
-    thread_binding,
-    uint8,
-    uint16,
-    uint32,
-    uint64,
-    unroll,
-    var,
-    vectorized,
-    where,
-    writes,
-)
-from mlckit.script.ir_builder.tir.ir import Buffer_ as Buffer  # noqa: F401
 from mlckit.tir import expr as _E
 from mlckit.tir import op as _op
 from mlckit.tir.expr import (  # noqa: F401
@@ -108,7 +54,6 @@ from mlckit.tir.op import (  # noqa: F401
 
 from . import parser as _parser  # noqa: F401 - registers the TIR handlers
 
-bool = boolean  # noqa: A001 - TVM's T.bool
 fabs = _op.INTRINSICS["fabs"]
 
 

@@ -1,4 +1,7 @@
-"""The TIR IRBuilder (``from mlckit.script.ir_builder import tir as T``)."""
+"""The TIR IRBuilder (``from mlckit.script.ir_builder import tir as T``).
+
+``mlckit.script.tir`` (the ``T`` of scripts) re-exports all of it with ``import *``.
+"""
 
 from . import frames
 from .compute import compute  # noqa: F401
