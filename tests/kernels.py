@@ -3,6 +3,49 @@
 from mlckit.script import tir as T
 
 
+@T.prim_func
+def mm_relu(A: T.Buffer((128, 128), "float32"),
+            B: T.Buffer((128, 128), "float32"),
+            C: T.Buffer((128, 128), "float32")):
+    """The course's mm_relu, written as the course writes it."""
+    T.func_attr({"global_symbol": "mm_relu", "tir.noalias": True})
+    Y = T.alloc_buffer((128, 128), dtype="float32")
+    for i, j, k in T.grid(128, 128, 128):
+        with T.block("Y"):
+            vi = T.axis.spatial(128, i)
+            vj = T.axis.spatial(128, j)
+            vk = T.axis.reduce(128, k)
+            with T.init():
+                Y[vi, vj] = T.float32(0)
+            Y[vi, vj] = Y[vi, vj] + A[vi, vk] * B[vk, vj]
+    for i, j in T.grid(128, 128):
+        with T.block("C"):
+            vi = T.axis.spatial(128, i)
+            vj = T.axis.spatial(128, j)
+            C[vi, vj] = T.max(Y[vi, vj], T.float32(0))
+
+
+def make_mm_relu(n: int, m: int, k: int, name: str):
+    """relu(A @ B) for A (n, k) and B (k, m), as the PrimFunc ``name``."""
+
+    @T.prim_func
+    def func(A: T.Buffer((n, k), "float32"), B: T.Buffer((k, m), "float32"),
+             C: T.Buffer((n, m), "float32")):
+        Y = T.alloc_buffer((n, m), dtype="float32")
+        for i, j, r in T.grid(n, m, k):
+            with T.block("Y"):
+                vi, vj, vk = T.axis.remap("SSR", [i, j, r])
+                with T.init():
+                    Y[vi, vj] = T.float32(0)
+                Y[vi, vj] = Y[vi, vj] + A[vi, vk] * B[vk, vj]
+        for i, j in T.grid(n, m):
+            with T.block("C"):
+                vi, vj = T.axis.remap("SS", [i, j])
+                C[vi, vj] = T.max(Y[vi, vj], T.float32(0))
+
+    return func.with_attr("global_symbol", name)
+
+
 def make_softmax(n: int, m: int):
     """Row-wise softmax of an (n, m) float32 matrix: max and sum reductions into
     ``T.alloc_buffer`` stages (``maxelem``, ``exp``, ``expsum``, ``norm`` blocks)."""

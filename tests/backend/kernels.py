@@ -5,46 +5,9 @@ import numpy as np
 
 from mlckit.script import tir as T
 
-from ..kernels import make_softmax
+from ..kernels import make_mm_relu, make_softmax, mm_relu  # noqa: F401 - mm_relu: K.mm_relu
 
-
-@T.prim_func
-def mm_relu(A: T.Buffer((128, 128), "float32"),
-            B: T.Buffer((128, 128), "float32"),
-            C: T.Buffer((128, 128), "float32")):
-    T.func_attr({"global_symbol": "mm_relu", "tir.noalias": True})
-    Y = T.alloc_buffer((128, 128), dtype="float32")
-    for i, j, k in T.grid(128, 128, 128):
-        with T.block("Y"):
-            vi = T.axis.spatial(128, i)
-            vj = T.axis.spatial(128, j)
-            vk = T.axis.reduce(128, k)
-            with T.init():
-                Y[vi, vj] = T.float32(0)
-            Y[vi, vj] = Y[vi, vj] + A[vi, vk] * B[vk, vj]
-    for i, j in T.grid(128, 128):
-        with T.block("C"):
-            vi = T.axis.spatial(128, i)
-            vj = T.axis.spatial(128, j)
-            C[vi, vj] = T.max(Y[vi, vj], T.float32(0))
-
-
-@T.prim_func
-def mm_relu_small(A: T.Buffer((32, 48), "float32"),
-                  B: T.Buffer((48, 40), "float32"),
-                  C: T.Buffer((32, 40), "float32")):
-    T.func_attr({"global_symbol": "mm_relu_small", "tir.noalias": True})
-    Y = T.alloc_buffer((32, 40), dtype="float32")
-    for i, j, k in T.grid(32, 40, 48):
-        with T.block("Y"):
-            vi, vj, vk = T.axis.remap("SSR", [i, j, k])
-            with T.init():
-                Y[vi, vj] = T.float32(0)
-            Y[vi, vj] = Y[vi, vj] + A[vi, vk] * B[vk, vj]
-    for i, j in T.grid(32, 40):
-        with T.block("C"):
-            vi, vj = T.axis.remap("SS", [i, j])
-            C[vi, vj] = T.max(Y[vi, vj], T.float32(0))
+mm_relu_small = make_mm_relu(32, 40, 48, "mm_relu_small")
 
 
 @T.prim_func
