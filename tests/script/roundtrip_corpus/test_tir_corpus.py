@@ -9,6 +9,7 @@ import pytest
 
 from mlckit.script import ir as I  # noqa: E741
 from mlckit.script import tir as T
+from tests import kernels
 from tests.script.roundtrip import assert_roundtrip
 
 PROGRAMS = {}
@@ -21,23 +22,7 @@ def program(factory):
 
 @program
 def mm_relu():
-    @T.prim_func
-    def mm_relu(A: T.Buffer((128, 128), "float32"), B: T.Buffer((128, 128), "float32"),
-                C: T.Buffer((128, 128), "float32")):
-        T.func_attr({"tir.noalias": True})
-        Y = T.alloc_buffer((128, 128), dtype="float32")
-        for i, j, k in T.grid(128, 128, 128):
-            with T.block("Y"):
-                vi, vj, vk = T.axis.remap("SSR", [i, j, k])
-                with T.init():
-                    Y[vi, vj] = T.float32(0)
-                Y[vi, vj] = Y[vi, vj] + A[vi, vk] * B[vk, vj]
-        for i, j in T.grid(128, 128):
-            with T.block("C"):
-                vi, vj = T.axis.remap("SS", [i, j])
-                C[vi, vj] = T.max(Y[vi, vj], T.float32(0))
-
-    return mm_relu
+    return kernels.mm_relu
 
 
 @program
