@@ -25,7 +25,6 @@ from mlckit.script.ir_builder.base import IRBuilder
 from mlckit.script.ir_builder.tir import *  # noqa: F403 - the TIR IRBuilder API (T.block, T.grid ...)
 from mlckit.script.ir_builder.tir import frames as _frames
 from mlckit.tir import expr as _E
-from mlckit.tir import op as _op
 from mlckit.tir.expr import (  # noqa: F401
     BufferLoad,
     FloatImm,
@@ -36,25 +35,8 @@ from mlckit.tir.expr import (  # noqa: F401
     SizeVar,
     StringImm,
 )
-from mlckit.tir.op import *  # noqa: F401,F403 - exp, log, sqrt, tanh, sigmoid, erf, pow ...
-from mlckit.tir.op import (  # noqa: F401
-    abs,
-    call_intrin,
-    cast,
-    floordiv,
-    floormod,
-    if_then_else,
-    max,
-    max_value,
-    min,
-    min_value,
-    truncdiv,
-    truncmod,
-)
 
 from . import parser as _parser  # noqa: F401 - registers the TIR handlers
-
-fabs = _op.INTRINSICS["fabs"]
 
 
 # -- the decorator / frame --------------------------------------------------------------------
@@ -157,7 +139,7 @@ def Var(name: str, dtype: str = "int32"):  # noqa: N802 - TVM's tir.Var
 
 def ceildiv(a, b) -> PrimExpr:
     """``ceil(a / b)`` for integers: ``(a + b - 1) // b``."""
-    return floordiv(_E.sub(_E.add(a, b), 1), b)
+    return _E.floordiv(_E.sub(_E.add(a, b), 1), b)
 
 
 def infinity(dtype: str) -> PrimExpr:

@@ -83,17 +83,4 @@ from .ir import Buffer_ as Buffer  # noqa: F401
 bool = boolean  # noqa: A001 - TVM's T.bool
 
 # TIR expression helpers, as TVM's builder module exposes them (T.max, T.exp, ...)
-from mlckit.tir.op import *  # noqa: E402,F401,F403
-from mlckit.tir.op import (  # noqa: E402,F401
-    abs,
-    cast,
-    floordiv,
-    floormod,
-    if_then_else,
-    max,
-    max_value,
-    min,
-    min_value,
-    truncdiv,
-    truncmod,
-)
+from mlckit.tir.op import *  # noqa: E402,F401,F403 - its __all__: exp, max, floordiv ...
