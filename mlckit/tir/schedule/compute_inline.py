@@ -13,11 +13,12 @@ from mlckit.arith.analyzer import substitute
 from mlckit.tir import expr as E
 from mlckit.tir import stmt as S
 from mlckit.tir.expr import BufferLoad, PrimExpr, Var
+from mlckit.tir.expr_functor import load_with, map_loads
 
 from .compute_at import removal_target
 from .error import ScheduleError
 from .instruction import primitive
-from .ir_utils import Mutator, Rewrite, load_with, map_loads, replace_stmts, walk
+from .ir_utils import Mutator, Rewrite, replace_stmts, walk
 from .query import child_block_srefs, consumer_srefs, producer_srefs, scope_sref
 
 

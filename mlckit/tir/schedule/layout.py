@@ -23,10 +23,11 @@ from mlckit.tir import expr as E
 from mlckit.tir import stmt as S
 from mlckit.tir.buffer import Buffer, BufferRegion
 from mlckit.tir.expr import IntImm, Range, Var
+from mlckit.tir.expr_functor import load_with, map_loads
 
 from .error import ScheduleError
 from .instruction import primitive
-from .ir_utils import Mutator, Rewrite, load_with, map_loads, replace_stmts, walk
+from .ir_utils import Mutator, Rewrite, replace_stmts, walk
 
 BUFFER_DIM_ALIGN = "buffer_dim_align"
 

@@ -59,6 +59,7 @@ from mlckit.tir.analysis.block_access_region import (
 )
 from mlckit.tir.buffer import BufferRegion, decl_buffer
 from mlckit.tir.expr import BufferLoad, PrimExpr, Range
+from mlckit.tir.expr_functor import load_with, map_loads
 from mlckit.tir.function import PrimFunc
 
 __all__ = ["compact_buffer_allocation"]
@@ -231,29 +232,13 @@ class _Rewriter:
         return out
 
     def expr(self, e):
-        if not isinstance(e, PrimExpr) or isinstance(e, E.Var):
-            return e
-        changes = {}
-        for name in e.field_names():
-            if name in ("op", "buffer"):
-                continue
-            v = getattr(e, name)
-            if isinstance(v, PrimExpr):
-                nv = self.expr(v)
-            elif isinstance(v, list):
-                nv = [self.expr(x) for x in v]
-                if all(a is b for a, b in zip(nv, v)):
-                    nv = v
-            else:
-                continue
-            if nv is not v:
-                changes[name] = nv
-        if isinstance(e, BufferLoad):
-            plan = self.plans.get(id(e.buffer))
-            if plan is not None:
-                idx = self.index(plan, changes.get("indices", e.indices))
-                return BufferLoad(plan.new, idx)
-        return e.replace(**changes) if changes else e
+        def on_load(load, indices):
+            plan = self.plans.get(id(load.buffer))
+            if plan is None:
+                return load_with(load, indices)
+            return BufferLoad(plan.new, self.index(plan, indices))
+
+        return map_loads(e, on_load)
 
     def region(self, r: BufferRegion) -> BufferRegion:
         plan = self.plans.get(id(r.buffer))
