@@ -126,6 +126,15 @@ def _unique_name(func, base):
     return f"{base}_{i}"
 
 
+def _accessed_buffer(prim: str, block, kind: str, index: int):
+    """The ``index``-th buffer the block reads (``kind="read"``) or writes."""
+    regions = block.reads if kind == "read" else block.writes
+    if not 0 <= index < len(regions):
+        raise ScheduleError(prim, f"block `{block.name_hint}` {kind}s {len(regions)} buffer(s); "
+                            f"{kind}_buffer_index {index} is out of range", [block])
+    return regions[index].buffer
+
+
 class CacheReadWriteMixin:
     def _insert_in_scope(self, scope, pos, nest, new_buffer, rw, extra=None):
         from .compute_at import _children
@@ -155,11 +164,7 @@ class CacheReadWriteMixin:
         _check_scope(prim, storage_scope)
         sref = self._block_sref(block, prim)
         bstmt = sref.stmt
-        index = self._int(read_buffer_index, prim)
-        if not 0 <= index < len(bstmt.reads):
-            raise ScheduleError(prim, f"block `{bstmt.name_hint}` reads {len(bstmt.reads)} "
-                                f"buffer(s); read_buffer_index {index} is out of range", [bstmt])
-        buf = bstmt.reads[index].buffer
+        buf = _accessed_buffer(prim, bstmt, "read", self._int(read_buffer_index, prim))
         scope = scope_sref(sref)
         blocks = child_block_srefs(self.state, scope)
         if consumer_blocks is None:
@@ -222,10 +227,7 @@ class CacheReadWriteMixin:
         sref = self._block_sref(block, prim)
         bstmt = sref.stmt
         index = self._int(write_buffer_index, prim)
-        if not 0 <= index < len(bstmt.writes):
-            raise ScheduleError(prim, f"block `{bstmt.name_hint}` writes {len(bstmt.writes)} "
-                                f"buffer(s); write_buffer_index {index} is out of range", [bstmt])
-        buf = bstmt.writes[index].buffer
+        buf = _accessed_buffer(prim, bstmt, "write", index)
         scope = scope_sref(sref)
         if any(r.buffer is buf for r in bstmt.reads):
             others = [b for b in child_block_srefs(self.state, scope) if b is not sref
