@@ -44,6 +44,7 @@ import math
 import re
 from dataclasses import dataclass, field
 
+from mlckit.error import TVMNotImplementedError
 from mlckit.tir import dtype as dt
 from mlckit.tir.buffer import Buffer
 from mlckit.tir.expr import (
@@ -98,7 +99,7 @@ from mlckit.tir.stmt import (
 __all__ = ["CodegenError", "Flavour", "GeneratedSource", "generate", "func_name"]
 
 
-class CodegenError(NotImplementedError):
+class CodegenError(TVMNotImplementedError):
     """The PrimFunc uses a construct this backend cannot turn into Python."""
 
 

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from mlckit.error import TVMError
 from mlckit.tir import dtype as dt
 from mlckit.tir.expr import (
     Add,
@@ -31,7 +32,7 @@ from mlckit.tir.expr import (
 from mlckit.tir.function import PrimFunc
 
 
-class ArgumentError(TypeError, ValueError):
+class ArgumentError(TVMError, TypeError, ValueError):
     """A kernel was called with the wrong number, kind, shape or dtype of arguments."""
 
 

@@ -19,14 +19,13 @@ from __future__ import annotations
 import difflib
 from collections.abc import Callable
 
+from mlckit.error import TVMKeyError
+
 _REGISTRY: dict[str, Callable] = {}
 
 
-class GlobalFuncError(KeyError):
+class GlobalFuncError(TVMKeyError):
     """A registry error: a duplicate registration or a missing name."""
-
-    def __str__(self) -> str:  # KeyError quotes its message; show it plainly
-        return str(self.args[0]) if self.args else ""
 
 
 def register_func(func_name, f: Callable | None = None, override: bool = False):

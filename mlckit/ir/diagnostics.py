@@ -4,10 +4,12 @@ from __future__ import annotations
 
 import linecache
 
+from mlckit.error import TVMError
+
 from .node import Span
 
 
-class DiagnosticError(Exception):
+class DiagnosticError(TVMError):
     """A parse or well-formedness error, located in the source.
 
     ``str(err)`` reads::

@@ -13,11 +13,13 @@ import types
 
 import numpy as np
 
+from mlckit.error import TVMIndexError
+
 # filename of generated code -> GeneratedSource (for error messages)
 SOURCES: dict = {}
 
 
-class OutOfBoundsError(IndexError):
+class OutOfBoundsError(TVMIndexError):
     """An lnumpy kernel accessed a buffer outside its shape.
 
     Attributes: ``buffer`` (name), ``indices``, ``shape``, ``loop_values`` (loop variable ->

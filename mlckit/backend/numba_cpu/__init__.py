@@ -32,6 +32,7 @@ import sys
 import threading
 from pathlib import Path
 
+from mlckit.error import TVMError
 from mlckit.tir import dtype as dt
 from mlckit.tir.function import PrimFunc
 from mlckit.tir.transform import compact_buffer_allocation
@@ -43,7 +44,7 @@ __all__ = ["ArgumentError", "CodegenError", "NumbaCompileError", "NumbaFunction"
            "cache_dir", "to_source"]
 
 
-class NumbaCompileError(RuntimeError):
+class NumbaCompileError(TVMError):
     """Numba could not compile the generated source (the message shows it)."""
 
 

@@ -17,6 +17,7 @@ from __future__ import annotations
 import builtins
 from typing import Any
 
+from mlckit.error import TVMValueError
 from mlckit.ir.module import GlobalVar
 from mlckit.ir.op import Op, register_op
 from mlckit.tir.expr import PrimExpr
@@ -33,7 +34,7 @@ from ..struct_info import (
 )
 
 
-class StructInfoError(ValueError):
+class StructInfoError(TVMValueError):
     """The struct info of a call cannot be deduced (wrong argument kinds or counts)."""
 
 

@@ -18,12 +18,13 @@ import re
 
 import numpy as np
 
+from mlckit.error import TVMValueError
 from mlckit.ffi.registry import register_func
 
 from .executable import DataType, ShapeTuple
 
 
-class VMStructInfoError(ValueError):
+class VMStructInfoError(TVMValueError):
     """A value does not match its annotation at run time (argument, match_cast, return)."""
 
 

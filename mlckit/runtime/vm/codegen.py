@@ -22,6 +22,7 @@ Example::
 
 from __future__ import annotations
 
+from mlckit.error import TVMValueError
 from mlckit.ir.module import GlobalVar, IRModule
 from mlckit.ir.op import Op
 from mlckit.relax.expr import (
@@ -47,7 +48,7 @@ from .bytecode import VM_REGISTER, VOID_REGISTER, Arg, ArgKind
 from .executable import DataType, ExecBuilder, ShapeTuple
 
 
-class CodegenError(ValueError):
+class CodegenError(TVMValueError):
     """The module cannot be turned into bytecode (a lowering step is missing)."""
 
 

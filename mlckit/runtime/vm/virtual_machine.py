@@ -25,6 +25,7 @@ from typing import Any
 
 import numpy as np
 
+from mlckit.error import TVMError
 from mlckit.ffi.registry import get_global_func, missing_message
 
 from . import builtins as _builtins  # noqa: F401 - registers vm.builtin.*
@@ -35,7 +36,7 @@ from .executable import Executable
 _CALL, _RET, _GOTO, _IF = 0, 1, 2, 3
 
 
-class VMError(RuntimeError):
+class VMError(TVMError):
     """The VM cannot run a call (a missing function, a wrong argument count …)."""
 
 

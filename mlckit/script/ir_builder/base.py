@@ -19,10 +19,12 @@ import threading
 from collections.abc import Callable
 from typing import Any
 
+from mlckit.error import TVMError
+
 _STATE = threading.local()
 
 
-class IRBuilderError(Exception):
+class IRBuilderError(TVMError):
     """Misuse of the IRBuilder (a call outside the frame it needs, a missing result…)."""
 
 

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+from mlckit.error import TVMError
 
-class ScheduleError(ValueError):
+
+class ScheduleError(TVMError, ValueError):
     """A primitive's precondition does not hold; the schedule is left unchanged.
 
     The message names the primitive, the blocks or loops involved and the violated

@@ -1,0 +1,98 @@
+"""Errors: every error a user can catch derives from ``TVMError``, as in ``tvm.error``.
+
+    import mlckit as tvm
+    try:
+        sch.get_loops("no_such_block")
+    except tvm.TVMError as err:          # ScheduleError, DiagnosticError, VMError, ...
+        print(err)
+
+The classes a learner meets most are also the Python built-in they resemble, so code that
+catches ``ValueError`` or ``KeyError`` keeps working::
+
+    TVMError (RuntimeError)
+    ├── InternalError                   a bug in mlckit, not in the program
+    ├── DiagnosticError                 located parse / well-formedness error (mlckit.ir)
+    ├── ScheduleError (ValueError)      a schedule primitive refused (mlckit.tir.schedule)
+    ├── VMError                         the Relax VM could not run a call (mlckit.runtime.vm)
+    ├── OpError                         frontend operator errors (TVM's names)
+    │   ├── OpNotImplemented (NotImplementedError)
+    │   ├── OpAttributeRequired / OpAttributeInvalid (AttributeError)
+    │   └── OpAttributeUnImplemented (NotImplementedError)
+    └── TVMValueError, TVMTypeError, TVMKeyError, TVMIndexError, TVMAttributeError,
+        TVMNotImplementedError          a bad argument, of the built-in's kind
+
+This module imports nothing from mlckit: every layer can raise these.
+"""
+
+from __future__ import annotations
+
+import importlib
+
+
+class TVMError(RuntimeError):
+    """The base of every error mlckit raises for a user's mistake (``tvm.TVMError``)."""
+
+
+class InternalError(TVMError):
+    """An error inside mlckit itself (a bug to report), not in the user's program."""
+
+
+class TVMValueError(TVMError, ValueError):
+    """An argument has the right type but a value that cannot be used."""
+
+
+class TVMTypeError(TVMError, TypeError):
+    """An argument has a type that cannot be used here."""
+
+
+class TVMIndexError(TVMError, IndexError):
+    """An index is out of range."""
+
+
+class TVMAttributeError(TVMError, AttributeError):
+    """An attribute does not exist."""
+
+
+class TVMNotImplementedError(TVMError, NotImplementedError):
+    """Something valid in TVM that mlckit does not implement (yet)."""
+
+
+class TVMKeyError(TVMError, KeyError):
+    """A name looked up in a table (functions, registry entries) is not there."""
+
+    def __str__(self) -> str:  # KeyError quotes its message; show it as written
+        return str(self.args[0]) if self.args else ""
+
+
+class OpError(TVMError):
+    """Base class of operator errors in frontends."""
+
+
+class OpNotImplemented(OpError, NotImplementedError):
+    """An operator is not implemented."""
+
+
+class OpAttributeRequired(OpError, AttributeError):
+    """A required operator attribute is missing."""
+
+
+class OpAttributeInvalid(OpError, AttributeError):
+    """An operator attribute has an invalid value."""
+
+
+class OpAttributeUnImplemented(OpError, NotImplementedError):
+    """An operator attribute is not supported."""
+
+
+# Errors defined next to the code that raises them, re-exported here under TVM's names.
+_ELSEWHERE = {
+    "DiagnosticError": "mlckit.ir.diagnostics",
+    "ScheduleError": "mlckit.tir.schedule.error",
+    "VMError": "mlckit.runtime.vm.virtual_machine",
+}
+
+
+def __getattr__(name: str):
+    if name in _ELSEWHERE:
+        return getattr(importlib.import_module(_ELSEWHERE[name]), name)
+    raise AttributeError(f"module 'mlckit.error' has no attribute {name!r}")
