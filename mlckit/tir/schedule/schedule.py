@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import random
 
+from mlckit.error import TVMTypeError, TVMValueError
 from mlckit.ir.module import IRModule
 from mlckit.tir.function import PrimFunc
 
@@ -57,10 +58,10 @@ class ScheduleBase:
         if isinstance(mod, PrimFunc):
             mod = IRModule({"main": mod})
         if not isinstance(mod, IRModule):
-            raise TypeError(f"tir.Schedule expects an IRModule or a PrimFunc, got {type(mod).__name__}")
+            raise TVMTypeError(f"tir.Schedule expects an IRModule or a PrimFunc, got {type(mod).__name__}")
         for gv, func in mod.functions.items():
             if isinstance(func, PrimFunc) and not has_root_block(func):
-                raise ValueError(
+                raise TVMValueError(
                     f"tir.Schedule: function {gv.name_hint!r} has no root block; write it with "
                     "T.block or let the parser add the implicit root block")
         self.state = ScheduleState(mod)
