@@ -76,6 +76,9 @@ class _Normalizer:
             return e.replace(value=self.value(e.value, e.var.dtype), body=self.expr(e.body))
         if isinstance(e, E.BufferLoad):
             return E.BufferLoad(self.buffer(e.buffer), [self.index(i) for i in e.indices])
+        if isinstance(e, E.Cast):
+            value = self.expr(e.value)
+            return cast(value, e.dtype)  # drops a cast the new index dtype made redundant
         if isinstance(e, E.BinaryOpExpr):
             a, b = self.expr(e.a), self.expr(e.b)
             if a.dtype != b.dtype and dt.is_int(a.dtype) and dt.is_int(b.dtype):

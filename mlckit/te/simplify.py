@@ -3,8 +3,9 @@
 TVM runs its arithmetic simplifier (with no variable bounds) over each stored value; the
 visible effects are on integer index arithmetic and on integer comparisons, which it puts in
 a canonical form: ``>=`` and ``>`` become ``<=`` and ``<`` with the sides swapped, and
-constants move to one side (``yy - 1 < 14`` is ``yy < 15``; ``yy >= 1`` is ``1 <= yy``).
-Integer arithmetic goes through ``mlckit.arith``'s canonical linear form.  Floating-point
+constants move to one side (``yy - 1 < 14`` is ``yy < 15``; ``yy >= 1`` is ``1 <= yy``), and
+``x // c1 % c2`` becomes ``x % (c1 * c2) // c1``.  Integer arithmetic goes through
+``mlckit.arith``'s canonical linear form.  Floating-point
 values are left as they are (their constants were already folded when built).
 """
 
@@ -29,10 +30,24 @@ def simplify(e: PrimExpr) -> PrimExpr:
         if isinstance(node, _COMPARE):
             return _compare(node, analyzer)
         if isinstance(node, _INT_ARITH) and dt.is_int(node.dtype):
-            return analyzer.simplify(node)
+            return rewrite(analyzer.simplify(node), _mod_of_div)
         return None
 
     return rewrite(e, visit)
+
+
+def _mod_of_div(node):
+    """``x // c1 % c2`` is ``x % (c1 * c2) // c1`` (TVM's canonical form of an unravelled
+    index, e.g. in reshape)."""
+    if (isinstance(node, E.FloorMod) and isinstance(node.a, E.FloorDiv)
+            and _positive_const(node.b) and _positive_const(node.a.b)):
+        c1, c2 = node.a.b, node.b
+        return E.FloorDiv(E.FloorMod(node.a.a, IntImm(c1.dtype, c1.value * c2.value)), c1)
+    return None
+
+
+def _positive_const(e) -> bool:
+    return isinstance(e, IntImm) and e.value > 0
 
 
 def _compare(node, analyzer: Analyzer):
