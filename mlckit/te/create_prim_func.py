@@ -124,6 +124,7 @@ class _Scope:
     bindings: list = field(default_factory=list)   # their values
     store_indices: list = field(default_factory=list)
     remap: dict = field(default_factory=dict)      # id(te axis var) -> block var
+    first_defined: set = field(default_factory=set)  # id(te axis) of the loops opened here
 
     def add(self, axis: IterVar | None, iv: IterVar, value) -> None:
         self.iters.append(iv)
@@ -216,8 +217,15 @@ class _Builder:
         annotations = self.annotations(op)
         leaf = scopes[-1]
         reduce = op.body[0] if isinstance(op.body[0], Reduce) else None
+        # One T.init, in the outermost block whose loops start the reduction: an init in a
+        # deeper block too would reset what the outer reduction loops accumulated (TVM
+        # v0.23 emits both and computes wrong sums; later TVM fixed it the same way).
+        init_level = min((level for level, scope in enumerate(scopes)
+                          if any(id(ax) in scope.first_defined for ax in op.reduce_axis)),
+                         default=len(scopes) - 1)
         if reduce is not None:
-            init = self.init_stmt(leaf, buffers, reduce)
+            init = (self.init_stmt(leaf, buffers, reduce)
+                    if init_level == len(scopes) - 1 else None)
             body = self.reduce_stmt(leaf, buffers, reduce)
             blocks = [self.block(leaf, self.fresh_name(op.name), body, init, annotations)]
         else:
@@ -234,8 +242,7 @@ class _Builder:
             scope = scopes[level - 1]
             if level < len(scopes):
                 init = None
-                if reduce is not None and any(iv.iter_type == IterVarType.CommReduce
-                                              for iv in scope.iters):
+                if reduce is not None and level - 1 == init_level:
                     init = self.init_stmt(scope, buffers, reduce)
                 name = self.fresh_name(f"{op.name}_l{level}")
                 body = self.block(scope, name, body, init, annotations)
@@ -249,6 +256,9 @@ class _Builder:
         levels = _nested_levels(axes)
         scopes: list[_Scope] = []
         defined: set[int] = set()
+        # Nested loops get distinct names (two te.reduce_axis default to "rv"): the printer
+        # would show rv, rv_1 anyway, and mlckit's Python backends need them distinct.
+        loop_names = _UniqueNames()
         for depth, level in enumerate(levels):
             scope = _Scope()
             in_level = {id(a) for a in level}
@@ -261,10 +271,11 @@ class _Builder:
                         prev = scopes[depth - 1].remap
                         lo, extent = self.to_tir(lo, prev), self.to_tir(extent, prev)
                     dom = Range(simplify(lo), simplify(extent))
-                    loop_var = Var(name, index_type)
+                    loop_var = Var(loop_names.name_of(axis), index_type)
                     iv = IterVar(dom, Var(f"v_{name}", index_type), axis.iter_type,
                                  axis.thread_tag)
                     scope.loops.append((loop_var, dom))
+                    scope.first_defined.add(id(axis))
                     scope.add(axis, iv, loop_var)
                     defined.add(id(axis.var))
                 elif id(axis.var) in defined:
@@ -352,6 +363,25 @@ class _Builder:
         if self.layout_free:
             attrs["layout_free_buffers"] = sorted(self.layout_free)
         return PrimFunc(params, body, None, buffer_map, attrs)
+
+
+class _UniqueNames:
+    """One name per axis, ``name``, ``name_1``, ... when axes share a name."""
+
+    def __init__(self):
+        self.by_axis: dict[int, str] = {}
+        self.taken: set[str] = set()
+
+    def name_of(self, axis: IterVar) -> str:
+        if id(axis) not in self.by_axis:
+            base = name = axis.var.name_hint
+            i = 0
+            while name in self.taken:
+                i += 1
+                name = f"{base}_{i}"
+            self.taken.add(name)
+            self.by_axis[id(axis)] = name
+        return self.by_axis[id(axis)]
 
 
 def _nested_levels(axes: list) -> list[list[IterVar]]:

@@ -3,6 +3,7 @@
 import pytest
 
 from mlckit import te, tir
+from mlckit.tir.analysis.verify_well_formed import verify_well_formed
 
 from ..script.roundtrip import assert_roundtrip
 from .test_create_prim_func import course_mm_relu
@@ -64,3 +65,24 @@ WORKLOADS = {
 @pytest.mark.parametrize("index_dtype", [None, "int64"])
 def test_created_functions_round_trip(name, index_dtype):
     assert_roundtrip(te.create_prim_func(WORKLOADS[name](), index_dtype_override=index_dtype))
+
+
+@pytest.mark.parametrize("name", sorted(WORKLOADS))
+def test_created_functions_are_well_formed_and_schedulable(name):
+    func = te.create_prim_func(WORKLOADS[name]())
+    assert verify_well_formed(func)
+    sch = tir.Schedule(func)
+    for block in block_names(func.body):
+        assert sch.get(sch.get_block(block)).name_hint == block
+
+
+def block_names(stmt) -> list:
+    if isinstance(stmt, tir.Block):
+        return [stmt.name_hint] + block_names(stmt.body)
+    if isinstance(stmt, tir.BlockRealize):
+        return block_names(stmt.block)
+    if isinstance(stmt, tir.SeqStmt):
+        return [n for s in stmt.seq for n in block_names(s)]
+    if isinstance(stmt, (tir.For, tir.LetStmt, tir.IfThenElse)):
+        return block_names(stmt.body if not isinstance(stmt, tir.IfThenElse) else stmt.then_case)
+    return []
