@@ -202,7 +202,7 @@ def _body(value, where: str) -> PrimExpr:
 
 def _check_reductions(bodies: list, where: str) -> None:
     """A Reduce is the whole of a body; all bodies reduce alike or none does; a reduction
-    axis appears only inside its reduction, and every reduction axis is used."""
+    axis appears only inside a reduction over it, and every reduction axis is used."""
     reduces = [b for b in bodies if isinstance(b, Reduce)]
     if reduces and len(reduces) != len(bodies):
         raise TVMValueError(f"{where}: when one output is a reduction, all outputs must be "
@@ -214,47 +214,48 @@ def _check_reductions(bodies: list, where: str) -> None:
                                 "outputs must come from one call of a tuple reducer")
     for b in bodies:
         inner = b.source + [b.condition] + b.init if isinstance(b, Reduce) else [b]
-        for e in inner:
-            for sub in post_order(e):
-                if isinstance(sub, Reduce):
-                    raise TVMValueError(
-                        f"{where}: a reduction ({_reducer_name(sub)}) must be the whole "
-                        f"value of the compute, not part of a larger expression; compute it "
-                        "in its own te.compute and use that tensor"
-                    )
-    for b in bodies:
-        own = {id(iv.var) for iv in b.axis} if isinstance(b, Reduce) else set()
-        stray = _stray_reduction_var(b.source + [b.condition] if isinstance(b, Reduce) else [b], own)
-        if stray is not None:
+        nested = next((e for x in inner for e in post_order(x) if isinstance(e, Reduce)), None)
+        if nested is not None:
             raise TVMValueError(
-                f"{where}: the reduction axis {stray.name!r} is used outside a reduction over "
-                f"it; use it inside te.sum/te.max/te.min(..., axis={stray.name})"
+                f"{where}: a reduction ({_reducer_name(nested)}) must be the whole value of "
+                "the compute, not part of a larger expression; compute it in its own "
+                "te.compute and use that tensor"
             )
+        _check_no_stray_axis(b, where)
     if first is not None:
-        used = {id(v) for e in first.source + [first.condition]
-                for v in post_order(e) if isinstance(v, Var)}
-        used |= {id(v) for iv in first.axis for e in (iv.dom.min, iv.dom.extent)
-                 for v in post_order(e) if isinstance(v, Var)}
-        for iv in first.axis:
-            if id(iv.var) not in used:
+        _check_every_axis_used(first, where)
+
+
+def _check_no_stray_axis(body, where: str) -> None:
+    """Refuse a reduction-axis variable outside a reduction over that axis."""
+    reducing = isinstance(body, Reduce)
+    allowed = {id(iv.var) for iv in body.axis} if reducing else set()
+    for e in body.source + [body.condition] if reducing else [body]:
+        for v in post_order(e):
+            if isinstance(v, Var) and id(v) not in allowed and v in _REDUCTION_VARS:
                 raise TVMValueError(
-                    f"{where}: the reduction axis {iv.var.name!r} is not used by the reduced "
-                    "expression, so the reduction would only repeat one value; index with it "
-                    "or leave it out of axis="
+                    f"{where}: the reduction axis {v.name!r} is used outside a reduction over "
+                    f"it; use it inside te.sum/te.max/te.min(..., axis={v.name})"
                 )
+
+
+def _check_every_axis_used(reduce: Reduce, where: str) -> None:
+    """Refuse a reduction axis the reduced value does not depend on (a likely slip: the
+    reduction would only repeat one value)."""
+    exprs = reduce.source + [reduce.condition]
+    exprs += [e for iv in reduce.axis for e in (iv.dom.min, iv.dom.extent)]
+    used = {id(v) for e in exprs for v in post_order(e) if isinstance(v, Var)}
+    for iv in reduce.axis:
+        if id(iv.var) not in used:
+            raise TVMValueError(
+                f"{where}: the reduction axis {iv.var.name!r} is not used by the reduced "
+                "expression, so the reduction would only repeat one value; index with it or "
+                "leave it out of axis="
+            )
 
 
 # The variables of te.reduce_axis, to tell them from symbolic sizes in compute bodies.
 _REDUCTION_VARS: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
-
-
-def _stray_reduction_var(exprs: list, allowed: set) -> Var | None:
-    """A reduction-axis variable in ``exprs`` whose id is not in ``allowed``, or None."""
-    for e in exprs:
-        for sub in post_order(e):
-            if isinstance(sub, Var) and id(sub) not in allowed and sub in _REDUCTION_VARS:
-                return sub
-    return None
 
 
 def _reducer_name(r: Reduce) -> str:
