@@ -2,6 +2,8 @@
 
 import numpy as np
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 import mlckit
 from mlckit import te, tir
@@ -327,3 +329,22 @@ def test_sum_without_axis_is_explained():
 def test_combiner_must_take_two_arguments():
     with pytest.raises(mlckit.TVMError, match="two arguments"):
         te.comm_reducer(lambda x: x, lambda t: 0)
+
+
+@settings(max_examples=10, deadline=None, derandomize=True, database=None,
+          suppress_health_check=[HealthCheck.too_slow])
+@given(shape=st.lists(st.integers(1, 4), min_size=1, max_size=3), data=st.data())
+def test_random_axis_sums_match_numpy(shape, data):
+    """Sum a random-rank tensor over one random axis, indices built with lambda *i."""
+    axis = data.draw(st.integers(0, len(shape) - 1))
+    A = te.placeholder(shape, name="A")
+    r = te.reduce_axis((0, shape[axis]), name="r")
+    out_shape = shape[:axis] + shape[axis + 1:]
+
+    def fcompute(*i):
+        return te.sum(A(*i[:axis], r, *i[axis:]), axis=r)
+
+    B = te.compute(out_shape, fcompute, name="B")
+    a = np.arange(int(np.prod(shape)), dtype="float32").reshape(shape)
+    assert_runs_like(te.create_prim_func([A, B]), [a, np.zeros(out_shape, "float32")], [1],
+                     [a.sum(axis=axis)])
