@@ -9,7 +9,7 @@ Numba is imported only when a kernel is compiled, and the TVMScript parser only 
 
 import importlib
 
-from . import error, ffi, instrument, ir, nd, relax, runtime, target, tir, transform
+from . import error, ffi, instrument, ir, nd, relax, runtime, target, te, tir, topi, transform
 from .driver import build, compile
 from .error import TVMError
 from .ffi import get_global_func, register_func, register_global_func
