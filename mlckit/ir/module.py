@@ -5,6 +5,8 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any
 
+from mlckit.error import TVMKeyError
+
 from .node import Node, node
 
 
@@ -61,7 +63,7 @@ class IRModule(Node):
             if gv.name_hint == key:
                 return gv
         names = ", ".join(sorted(gv.name_hint for gv in self.functions)) or "none"
-        raise KeyError(f"function {key!r} is not in the IRModule (it has: {names})")
+        raise TVMKeyError(f"function {key!r} is not in the IRModule (it has: {names})")
 
     def __getitem__(self, key):
         return self.functions[self._lookup(key)]
@@ -73,7 +75,7 @@ class IRModule(Node):
         try:
             self._lookup(key)
             return True
-        except KeyError:
+        except TVMKeyError:
             return False
 
     def __iter__(self) -> Iterator:

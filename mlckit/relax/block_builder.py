@@ -319,8 +319,8 @@ class BlockBuilder(Normalizer):
             call = bb.call_te(te_matmul, A, B)
             lv = bb.emit(call)
         """
-        from .utils import gen_call_tir_inputs
         from .op.base import call_tir
+        from .utils import gen_call_tir_inputs
 
         primfunc_name = kwargs.pop("primfunc_name_hint", None)
         tir_func, call_args, out_sinfo, tir_vars = gen_call_tir_inputs(func, *args, **kwargs)
@@ -486,18 +486,19 @@ def _normalize_global_vars(mod: IRModule) -> IRModule:
     private functions in the way move to fresh names."""
     funcs = list(mod.functions.items())
     symbols = {f.attrs.get("global_symbol") for _, f in funcs if f.attrs.get("global_symbol")}
-    taken = {gv.name_hint for gv, _ in funcs} | symbols
+    kept = set(symbols) | {gv.name_hint for gv, f in funcs
+                           if not f.attrs.get("global_symbol") and gv.name_hint not in symbols}
     mapping: dict[int, GlobalVar] = {}
     for gv, func in funcs:
         symbol = func.attrs.get("global_symbol")
         if symbol and symbol != gv.name_hint:
             new = GlobalVar(symbol)
         elif not symbol and gv.name_hint in symbols:
-            i, name = 1, gv.name_hint
-            while f"{name}{i}" in taken:
+            i = 1
+            while f"{gv.name_hint}{i}" in kept:
                 i += 1
-            new = GlobalVar(f"{name}{i}")
-            taken.add(new.name_hint)
+            new = GlobalVar(f"{gv.name_hint}{i}")
+            kept.add(new.name_hint)
         else:
             continue
         if getattr(gv, "struct_info_", None) is not None:
