@@ -7,7 +7,7 @@ Numba is imported only when a kernel is compiled, and the TVMScript parser only 
 ``mlckit.script`` is used, so ``import mlckit`` stays light.
 """
 
-from . import error, ffi, instrument, ir, nd, relax, runtime, tir, transform
+from . import error, ffi, instrument, ir, nd, relax, runtime, te, tir, transform
 from .driver import build
 from .error import TVMError
 from .ffi import get_global_func, register_func

@@ -364,8 +364,11 @@ class IterVarType:
 
 
 @node
-class IterVar(Node):
-    """A block iterator (``dom``, ``var``, kind) or a thread axis (``thread_tag``)."""
+class IterVar(ExprOp, Node):
+    """A block iterator (``dom``, ``var``, kind) or a thread axis (``thread_tag``).
+
+    In an expression an IterVar stands for its ``var``, as in TVM: with
+    ``k = te.reduce_axis((0, 16), "k")``, ``A[i, k]`` and ``k * 2`` use ``k.var``."""
 
     dom: Range
     var: Var
@@ -373,6 +376,16 @@ class IterVar(Node):
     thread_tag: str = ""
 
     _def_fields = ("var",)
+
+    __hash__ = object.__hash__
+    __eq__ = ExprOp.__eq__
+
+    def __bool__(self):  # an object, not a condition
+        return True
+
+    @property
+    def dtype(self) -> str:
+        return self.var.dtype
 
 
 # -- truth value of == / != : reference equality, as TVM ------------------------------------
@@ -383,7 +396,8 @@ class EqualOp:
         self.a, self.b = a, b
 
     def __bool__(self):
-        return self.a is self.b
+        folded = _fold_constant_compare(self.a, self.b)
+        return self.a is self.b if folded is None else folded
 
     def asobject(self) -> PrimExpr:
         return _compare(EQ, self.a, self.b)
@@ -391,10 +405,24 @@ class EqualOp:
 
 class NotEqualOp(EqualOp):
     def __bool__(self):
-        return self.a is not self.b
+        return not EqualOp.__bool__(self)
 
     def asobject(self) -> PrimExpr:
         return _compare(NE, self.a, self.b)
+
+
+def _fold_constant_compare(a, b) -> bool | None:
+    """``a == b`` when both are constants (``IntImm(128) == 128`` is True, as TVM folds it);
+    None when either side is not a constant."""
+    values = []
+    for x in (a, b):
+        if isinstance(x, (IntImm, FloatImm)):
+            values.append(x.value)
+        elif isinstance(x, (int, float)):
+            values.append(x)
+        else:
+            return None
+    return values[0] == values[1]
 
 
 # -- conversion, promotion and constant folding --------------------------------------------
@@ -419,6 +447,8 @@ def convert(value, dtype: str | None = None) -> Any:
         return value.asobject()
     if isinstance(value, PrimExpr):
         return value
+    if isinstance(value, IterVar):  # stands for its variable, as in TVM
+        return value.var
     if isinstance(value, (bool, int, float)):
         if dtype is not None and not isinstance(value, bool):
             if isinstance(value, float) and not dt.is_float(dtype):

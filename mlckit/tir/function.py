@@ -30,8 +30,15 @@ class PrimFunc(Node):
 
     __hash__ = object.__hash__
 
-    def with_attr(self, key: str, value: Any) -> PrimFunc:
-        return self.replace(attrs={**self.attrs, key: value})
+    def with_attr(self, attr_key_or_dict: str | dict, attr_value: Any = None) -> PrimFunc:
+        """A copy with one attribute set, or several from a dict (TVM's signature)::
+
+            func.with_attr("global_symbol", "mm_relu")
+            func.with_attr({"global_symbol": "mm_relu", "tir.noalias": True})
+        """
+        if isinstance(attr_key_or_dict, dict):
+            return self.replace(attrs={**self.attrs, **attr_key_or_dict})
+        return self.replace(attrs={**self.attrs, attr_key_or_dict: attr_value})
 
     def without_attr(self, key: str) -> PrimFunc:
         return self.replace(attrs={k: v for k, v in self.attrs.items() if k != key})
