@@ -125,6 +125,15 @@ def test_fusion_rewrite_equals_script_is_well_formed_and_computes_the_same():
     np.testing.assert_allclose(_run(after, a, b), before, rtol=1e-6)
 
 
+def test_the_mutator_inside_a_module_pass_as_the_course_wraps_it():
+    @mlckit.ir.transform.module_pass(opt_level=2, name="FuseMultiplyAdd")
+    class FuseMultiplyAddPass:
+        def transform_module(self, mod, ctx):
+            return FuseMultiplyAdd(mod).transform()
+
+    assert_structural_equal(FuseMultiplyAddPass()(Before), Expected)
+
+
 def test_rewrite_leaves_the_producer_until_remove_all_unused():
     main = FuseMultiplyAdd(Before).transform(clean=False)["main"]
 
