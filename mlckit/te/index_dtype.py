@@ -44,10 +44,10 @@ class _Normalizer:
 
     def buffer(self, b: Buffer) -> Buffer:
         if id(b) not in self.buffers:
+            # elem_offset stays: mlckit's decl_buffer (and so the parser) always makes it int32
             self.buffers[id(b)] = b.replace(
                 shape=[self.index(s) for s in b.shape],
                 strides=[self.index(s) for s in b.strides],
-                elem_offset=self.index(b.elem_offset),
             )
         return self.buffers[id(b)]
 
@@ -71,6 +71,9 @@ class _Normalizer:
             return e
         if isinstance(e, Var):
             return self.var(e)
+        if isinstance(e, E.Let):
+            self.vars[id(e.var)] = e.var  # a value, not an index: keeps its dtype
+            return e.replace(value=self.value(e.value, e.var.dtype), body=self.expr(e.body))
         if isinstance(e, E.BufferLoad):
             return E.BufferLoad(self.buffer(e.buffer), [self.index(i) for i in e.indices])
         if isinstance(e, E.BinaryOpExpr):
@@ -120,6 +123,7 @@ class _Normalizer:
         if isinstance(s, S.SeqStmt):
             return S.SeqStmt([self.stmt(x) for x in s.seq])
         if isinstance(s, S.LetStmt):
+            self.vars[id(s.var)] = s.var  # a value, not an index: keeps its dtype
             return s.replace(value=self.value(s.value, s.var.dtype), body=self.stmt(s.body))
         if isinstance(s, S.IfThenElse):
             return s.replace(condition=self.expr(s.condition), then_case=self.stmt(s.then_case),

@@ -89,6 +89,46 @@ def if_then_else(cond, t, f) -> PrimExpr:
     return call_intrin(t.dtype, "tir.if_then_else", convert(cond), t, f)
 
 
+def all(*args) -> PrimExpr:  # noqa: A001 - TVM's name
+    """``args[0] and args[1] and ...`` (TVM's ``tir.all``): every condition holds."""
+    if not args:
+        raise ValueError("tir.all needs at least one condition")
+    result = convert(args[0])
+    for a in args[1:]:
+        result = result & a
+    return result
+
+
+def any(*args) -> PrimExpr:  # noqa: A001 - TVM's name
+    """``args[0] or args[1] or ...`` (TVM's ``tir.any``): some condition holds."""
+    if not args:
+        raise ValueError("tir.any needs at least one condition")
+    result = convert(args[0])
+    for a in args[1:]:
+        result = result | a
+    return result
+
+
+def power(x, y) -> PrimExpr:
+    """``x ** y`` (TVM's ``tir.power``, the ``tir.pow`` intrinsic)."""
+    return INTRINSICS["pow"](x, y)
+
+
+def div(a, b) -> PrimExpr:
+    """``a / b``: true division for floats, truncating for integers (TVM's ``tir.div``)."""
+    return truncdiv(a, b)
+
+
+def indexdiv(a, b) -> PrimExpr:
+    """Division of non-negative indices (TVM's ``tir.indexdiv``: a floordiv)."""
+    return floordiv(a, b)
+
+
+def indexmod(a, b) -> PrimExpr:
+    """Remainder of non-negative indices (TVM's ``tir.indexmod``: a floormod)."""
+    return floormod(a, b)
+
+
 def min_value(dtype: str) -> PrimExpr:
     """The smallest value of ``dtype`` as a constant."""
     return const(dt.min_value(dt.check_dtype(dtype)), dtype)
@@ -108,6 +148,7 @@ def max(a, b) -> PrimExpr:  # noqa: A001 - TVM's name
 
 
 __all__ = [
-    "abs", "call_intrin", "cast", "floordiv", "floormod", "if_then_else", "max", "max_value",
-    "min", "min_value", "truncdiv", "truncmod", *INTRINSICS,
+    "abs", "all", "any", "call_intrin", "cast", "div", "floordiv", "floormod", "if_then_else",
+    "indexdiv", "indexmod", "max", "max_value", "min", "min_value", "power", "truncdiv",
+    "truncmod", *INTRINSICS,
 ]

@@ -1,6 +1,7 @@
 """te.create_prim_func: the PrimFunc TVM v0.23 builds from tensor expressions, and it runs."""
 
 import numpy as np
+import pytest
 
 import mlckit
 from mlckit import te
@@ -232,3 +233,244 @@ def test_scalar_parameters_come_after_the_tensors():
                    name="B")
     func = te.create_prim_func([A, B, n])
     assert func.params[2] is n
+
+
+def test_multiple_outputs_share_one_loop_nest_with_a_block_each():
+    n, m = te.var("n"), te.var("m")
+    A0 = te.placeholder((m, n), name="A0")
+    A1 = te.placeholder((m, n), name="A1")
+    B0, B1 = te.compute((m, n), lambda i, j: (A0[i, j] + 2, A1[i, j] * 3), name="B")
+
+    @T.prim_func
+    def expected(a0: T.handle, a1: T.handle, b0: T.handle, b1: T.handle):
+        T.func_attr({"tir.noalias": True})
+        m, n = T.int32(), T.int32()
+        A0 = T.match_buffer(a0, (m, n))
+        A1 = T.match_buffer(a1, (m, n))
+        B0 = T.match_buffer(b0, (m, n))
+        B1 = T.match_buffer(b1, (m, n))
+        for i0, i1 in T.grid(m, n):
+            with T.block("B_v0"):
+                i, j = T.axis.remap("SS", [i0, i1])
+                B0[i, j] = A0[i, j] + 2.0
+            with T.block("B_v1"):
+                i, j = T.axis.remap("SS", [i0, i1])
+                B1[i, j] = A1[i, j] * 3.0
+
+    func = te.create_prim_func([A0, A1, B0, B1])
+    assert_structural_equal(func.with_attr("global_symbol", "expected"), expected)
+    a0 = np.arange(6, dtype="float32").reshape(2, 3)
+    a1 = a0 + 10
+    z = np.zeros((2, 3), "float32")
+    assert_runs_like(func, [a0, a1, z, z], [2, 3], [a0 + 2, a1 * 3])
+
+
+def test_zero_dim_compute_gets_a_dummy_iterator():
+    a = te.placeholder((), name="a", dtype="int32")
+    b = te.placeholder((), name="b", dtype="int32")
+    c = te.compute(a.shape, lambda *i: a(*i) + b(*i), name="c")
+
+    @T.prim_func
+    def expected(a: T.Buffer((), "int32"), b: T.Buffer((), "int32"), c: T.Buffer((), "int32")):
+        T.func_attr({"tir.noalias": True})
+        with T.block("root"):
+            T.reads()
+            T.writes()
+            with T.block("c"):
+                vi = T.axis.spatial(1, 0)
+                T.reads(a[()], b[()])
+                T.writes(c[()])
+                c[()] = a[()] + b[()]
+
+    func = te.create_prim_func([a, b, c])
+    assert_structural_equal(func.with_attr("global_symbol", "expected"), expected)
+    results = [np.array(3, "int32"), np.array(4, "int32"), np.array(0, "int32")]
+    assert_runs_like(func, results, [2], [np.array(7, "int32")])
+
+
+def test_scalar_compute_read_with_no_index():
+    A = te.placeholder((11,), name="A")
+    B = te.compute((), lambda: 2.0, name="B")
+    C = te.compute((11,), lambda x: A[x] + B(), name="C")
+    func = te.create_prim_func([C, A])
+    a = np.arange(11, dtype="float32")
+    assert_runs_like(func, [np.zeros(11, "float32"), a], [0], [a + 2])
+
+
+def test_block_names_are_made_unique():
+    A = te.placeholder((16, 16), name="A")
+    B = te.compute((16, 16), lambda x, y: A[x, y] * 2, name="main")
+    C = te.compute((16, 16), lambda x, y: B[x, y] + 1, name="main")
+    func = te.create_prim_func([A, C])
+    sch = mlckit.tir.Schedule(func)
+    assert sch.get(sch.get_block("main")).name_hint == "main"
+    assert sch.get(sch.get_block("main_1")).name_hint == "main_1"
+
+
+def test_data_dependent_access():
+    A = te.placeholder((10,), name="A")
+    B = te.placeholder((10,), name="B", dtype="int32")
+    C = te.compute((10,), lambda i: A[B[i]])
+    func = te.create_prim_func([C, A, B])
+    a = np.arange(10, dtype="float32") * 3
+    b = np.array([9, 0, 1, 1, 5, 2, 3, 8, 7, 4], "int32")
+    assert_runs_like(func, [np.zeros(10, "float32"), a, b], [0], [a[b]])
+
+
+def test_padding_with_if_then_else_puts_comparisons_in_tvms_form():
+    A = te.placeholder((2, 3, 5, 5), name="A")
+    Apad = te.compute(
+        (2, 3, 7, 7),
+        lambda nn, cc, yy, xx: te.if_then_else(
+            mlckit.tir.all(yy >= 1, yy - 1 < 5, xx >= 1, xx - 1 < 5),
+            A[nn, cc, yy - 1, xx - 1], 0.0),
+        name="Apad",
+    )
+
+    @T.prim_func
+    def expected(A: T.Buffer((2, 3, 5, 5), "float32"), Apad: T.Buffer((2, 3, 7, 7), "float32")):
+        T.func_attr({"tir.noalias": True})
+        for nn, cc, yy, xx in T.grid(2, 3, 7, 7):
+            with T.block("Apad"):
+                v_nn, v_cc, v_yy, v_xx = T.axis.remap("SSSS", [nn, cc, yy, xx])
+                Apad[v_nn, v_cc, v_yy, v_xx] = T.if_then_else(
+                    1 <= v_yy and v_yy < 6 and 1 <= v_xx and v_xx < 6,
+                    A[v_nn, v_cc, v_yy - 1, v_xx - 1], T.float32(0))
+
+    func = te.create_prim_func([A, Apad])
+    assert_structural_equal(func.with_attr("global_symbol", "expected"), expected)
+    a = np.arange(150, dtype="float32").reshape(2, 3, 5, 5)
+    want = np.pad(a, ((0, 0), (0, 0), (1, 1), (1, 1)))
+    assert_runs_like(func, [a, np.zeros_like(want)], [1], [want])
+
+
+def test_dtype_promotion_follows_tvms_binary_rules():
+    A = te.placeholder((4,), "int32", name="A")
+    H = te.placeholder((4,), "float64", name="H")
+    S = te.placeholder((4,), "int8", name="S")
+    B = te.compute((4,), lambda i: A[i] * 0.5 + H[i].astype("float32"), name="B")
+    C = te.compute((4,), lambda i: H[i] + 1, name="C")
+    D = te.compute((4,), lambda i: S[i] + A[i], name="D")
+    assert (B.dtype, C.dtype, D.dtype) == ("float32", "float64", "int32")
+
+    @T.prim_func
+    def expected(A: T.Buffer((4,), "int32"), H: T.Buffer((4,), "float64"),
+                 S: T.Buffer((4,), "int8"), B: T.Buffer((4,), "float32"),
+                 C: T.Buffer((4,), "float64"), D: T.Buffer((4,), "int32")):
+        T.func_attr({"tir.noalias": True})
+        for i in range(4):
+            with T.block("B"):
+                v_i = T.axis.spatial(4, i)
+                B[v_i] = T.Cast("float32", A[v_i]) * T.float32(0.5) + T.Cast("float32", H[v_i])
+        for i in range(4):
+            with T.block("C"):
+                v_i = T.axis.spatial(4, i)
+                C[v_i] = H[v_i] + T.float64(1)
+        for i in range(4):
+            with T.block("D"):
+                v_i = T.axis.spatial(4, i)
+                D[v_i] = T.Cast("int32", S[v_i]) + A[v_i]
+
+    func = te.create_prim_func([A, H, S, B, C, D])
+    assert_structural_equal(func.with_attr("global_symbol", "expected"), expected)
+    a = np.array([1, 2, 3, 4], "int32")
+    h = np.array([0.5, 1.5, -2, 8], "float64")
+    s8 = np.array([-128, 5, 127, 0], "int8")
+    assert_runs_like(func, [a, h, s8, np.zeros(4, "float32"), np.zeros(4), np.zeros(4, "int32")],
+                     [3, 4, 5], [a * 0.5 + h, h + 1, s8.astype("int32") + a])
+
+
+def test_layout_free_placeholder_that_is_a_parameter_becomes_a_function_attribute():
+    k = te.reduce_axis((0, 128), "k")
+    A = te.placeholder((128, 128), name="A")
+    B = te.placeholder((128, 128), name="B")
+    C = te.compute((128, 128), lambda x, y: te.sum(A[x, k] * B[y, k], axis=k), name="C",
+                   attrs={"layout_free_placeholders": [B]})
+    D = te.compute((128, 128), lambda x, y: C[x, y] + 1, name="D",
+                   attrs={"layout_free_placeholders": [C]})
+
+    @T.prim_func
+    def expected(A: T.Buffer((128, 128), "float32"), B: T.Buffer((128, 128), "float32"),
+                 D: T.Buffer((128, 128), "float32")):
+        T.func_attr({"global_symbol": "main", "tir.noalias": True, "layout_free_buffers": [1]})
+        C = T.alloc_buffer([128, 128], dtype="float32")
+        for i0, i1, i2 in T.grid(128, 128, 128):
+            with T.block("C"):
+                x, y, k = T.axis.remap("SSR", [i0, i1, i2])
+                with T.init():
+                    C[x, y] = T.float32(0)
+                C[x, y] = C[x, y] + A[x, k] * B[y, k]
+        for i0, i1 in T.grid(128, 128):
+            with T.block("D"):
+                T.block_attr({"layout_free_placeholders": [C]})
+                x, y = T.axis.remap("SS", [i0, i1])
+                D[x, y] = C[x, y] + T.float32(1)
+
+    func = te.create_prim_func([A, B, D])
+    assert_structural_equal(func, expected)
+
+
+def test_index_dtype_override_makes_every_index_int64():
+    k = te.reduce_axis((0, 128), "k")
+    A = te.placeholder((128, 128), name="A")
+    B = te.placeholder((128, 128), name="B")
+    C = te.compute((128, 128), lambda x, y: te.sum(A[x, k] * B[y, k], axis=k), name="C")
+
+    @T.prim_func
+    def expected(A: T.Buffer((T.int64(128), T.int64(128)), "float32"),
+                 B: T.Buffer((T.int64(128), T.int64(128)), "float32"),
+                 C: T.Buffer((T.int64(128), T.int64(128)), "float32")):
+        T.func_attr({"global_symbol": "main", "tir.noalias": True})
+        for i0, j0, k0 in T.grid(T.int64(128), T.int64(128), T.int64(128)):
+            with T.block("C"):
+                i, j, k = T.axis.remap("SSR", [i0, j0, k0])
+                with T.init():
+                    C[i, j] = 0.0
+                C[i, j] += A[i, k] * B[j, k]
+
+    func = te.create_prim_func([A, B, C], index_dtype_override="int64")
+    assert_structural_equal(func, expected)
+    a = np.eye(128, dtype="float32")
+    b = np.arange(128 * 128, dtype="float32").reshape(128, 128) / 1000
+    assert_runs_like(func, [a, b, np.zeros((128, 128), "float32")], [2], [a @ b.T],
+                     rtol=1e-4)
+
+
+def test_index_dtype_override_casts_index_values_back():
+    A = te.placeholder((6,), "int32", name="A")
+    B = te.compute((6,), lambda i: A[i] + i, name="B")
+    func = te.create_prim_func([A, B], index_dtype_override="int64")
+    loop = func.body.block.body
+    assert loop.loop_var.dtype == "int64"
+    store = loop.body.block.body
+    assert store.value.dtype == "int32"
+    a = np.arange(6, dtype="int32") * 10
+    assert_runs_like(func, [a, np.zeros(6, "int32")], [1], [a + np.arange(6)])
+
+
+def test_int64_symbolic_size_gives_int64_loops():
+    n = te.var("n", "int64")
+    A = te.placeholder((n,), name="A")
+    B = te.compute(A.shape, lambda *i: A(*i) + 1, name="B")
+    loop = te.create_prim_func([A, B]).body.block.body
+    assert (loop.loop_var.dtype, loop.min.dtype, loop.extent.dtype) == ("int64",) * 3
+
+
+def test_placeholder_missing_from_the_arguments_is_named():
+    A = te.placeholder((4,), name="A")
+    W = te.placeholder((4,), name="W")
+    B = te.compute((4,), lambda i: A[i] * W[i], name="B")
+    with pytest.raises(mlckit.TVMError, match=r"placeholder 'W' is read.*arguments are \[A, B\]"):
+        te.create_prim_func([A, B])
+
+
+def test_arguments_must_be_tensors_or_vars():
+    A = te.placeholder((4,), name="A")
+    with pytest.raises(mlckit.TVMError, match="argument 1 must be a te.Tensor or a tir.Var"):
+        te.create_prim_func([A, "B"])
+
+
+def test_a_single_tensor_is_accepted():
+    B = te.compute((4,), lambda i: i * 2, name="B")
+    func = te.create_prim_func(B)
+    assert_runs_like(func, [np.zeros(4, "int32")], [0], [np.arange(4, dtype="int32") * 2])

@@ -14,7 +14,7 @@ per node class, registered with :func:`register`), ``highlight.py`` (pygments).
 
 from __future__ import annotations
 
-from . import ir, relax, tir  # noqa: F401 - register the per-dialect printers
+from . import ir, relax, te, tir  # noqa: F401 - register the per-dialect printers
 from .core import PrinterConfig, print_script, register
 from .highlight import html_text, show_text
 

@@ -345,7 +345,7 @@ def _mode(obj: Any) -> str:
     module = type(obj).__module__
     if getattr(type(obj), "__name__", "") == "Range":
         return "ir"
-    if module.startswith("mlckit.tir"):
+    if module.startswith(("mlckit.tir", "mlckit.te")):
         return "tir"
     if module.startswith("mlckit.relax"):
         return "relax"

@@ -23,6 +23,7 @@ from __future__ import annotations
 from numbers import Integral
 from typing import Any
 
+from mlckit.arith import Analyzer
 from mlckit.tir import dtype as dt
 from mlckit.tir import expr as E
 from mlckit.tir import stmt as S
@@ -337,7 +338,12 @@ def _as_range(dom) -> Range:
         begin, end = convert(dom[0]), convert(dom[1])
         if isinstance(begin, PrimExpr) and isinstance(end, PrimExpr) and begin.dtype != end.dtype:
             begin, end = E._match(begin, end)
-        return Range(begin, E.sub(end, begin))
+        extent = E.sub(end, begin)
+        if isinstance(begin, PrimExpr) and dt.is_int(begin.dtype):
+            simplified = Analyzer().simplify(extent)  # (v, v + 1) has extent 1, as in TVM
+            if isinstance(simplified, E.IntImm):
+                extent = simplified
+        return Range(begin, extent)
     if hasattr(dom, "dtype"):
         return Range(E.IntImm(dom.dtype, 0), dom)
     return Range(0, dom)
