@@ -154,11 +154,8 @@ def decl_buffer(
         shape = [shape]
     dtype = dt.check_dtype(dtype)
     data = data if data is not None else Var(name, "handle")
-    if elem_offset is None:  # in the index dtype of the shape, as TVM's Buffer
-        first = convert(shape[0]) if shape else None
-        index_dtype = first.dtype if isinstance(first, PrimExpr) and dt.is_int(first.dtype) \
-            else "int32"
-        elem_offset = convert(0, index_dtype)
+    if elem_offset is None:
+        elem_offset = convert(0)
     return Buffer(
         data,
         dtype,
