@@ -17,6 +17,10 @@ NBVAL   ?= --nbval --nbval-current-env --nbval-sanitize-with .ci/nbval_sanitize.
 NOTEBOOKS := $(shell find notebooks -name '*.ipynb' -not -path '*/.ipynb_checkpoints/*' 2>/dev/null)
 PYTEST_ARGS ?=
 LAB_ARGS ?=
+# JupyterLab refuses root unless told (containers run as root), and without a display it
+# should print its URL instead of trying to open a browser.
+LAB_FLAGS := $(if $(filter 0,$(shell id -u)),--allow-root) \
+             $(if $(DISPLAY)$(WAYLAND_DISPLAY),,--no-browser)
 
 .PHONY: all venv .venv lab test lint sysdeps clean
 
@@ -50,7 +54,7 @@ sysdeps:
 	fi
 
 lab: $(STAMP) sysdeps
-	$(VENV)/bin/jupyter lab notebooks/ $(LAB_ARGS)
+	$(VENV)/bin/jupyter lab notebooks/ $(strip $(LAB_FLAGS)) $(LAB_ARGS)
 
 test: $(STAMP) sysdeps
 	@# build matplotlib's font cache first: its one-time notice would differ from stored outputs

@@ -7,10 +7,12 @@ Numba is imported only when a kernel is compiled, and the TVMScript parser only 
 ``mlckit.script`` is used, so ``import mlckit`` stays light.
 """
 
-from . import error, ffi, instrument, ir, nd, relax, runtime, te, tir, transform
-from .driver import build
+import importlib
+
+from . import error, ffi, instrument, ir, nd, relax, runtime, target, te, tir, transform
+from .driver import build, compile
 from .error import TVMError
-from .ffi import get_global_func, register_func
+from .ffi import get_global_func, register_func, register_global_func
 from .ir import (
     DiagnosticError,
     IRModule,
@@ -22,10 +24,12 @@ from .runtime import Device, cpu, cuda, device, gpu
 
 __version__ = "0.1.0"
 
+# Submodules imported on first use: the parser (script), test helpers (testing) and the
+# low-level NumPy twin (lnumpy) pull in more than most programs need.
+_LAZY = ("script", "testing", "lnumpy")
+
 
 def __getattr__(name: str):
-    if name == "lnumpy":  # mlckit.lnumpy.to_source(func)
-        import importlib
-
-        return importlib.import_module("mlckit.lnumpy")
+    if name in _LAZY:
+        return importlib.import_module(f"mlckit.{name}")
     raise AttributeError(f"module 'mlckit' has no attribute {name!r}")

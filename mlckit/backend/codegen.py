@@ -44,7 +44,7 @@ import math
 import re
 from dataclasses import dataclass, field
 
-from mlckit.error import TVMNotImplementedError
+from mlckit.error import TVMNotImplementedError, TVMTypeError
 from mlckit.tir import dtype as dt
 from mlckit.tir.buffer import Buffer
 from mlckit.tir.expr import (
@@ -896,7 +896,7 @@ def generate(func: PrimFunc, flavour: Flavour = LNUMPY, name: str | None = None)
         src.stmt_lines(some_store)         # [12]
     """
     if not isinstance(func, PrimFunc):
-        raise TypeError(f"expected a tir.PrimFunc, got {type(func).__name__}")
+        raise TVMTypeError(f"expected a tir.PrimFunc, got {type(func).__name__}")
     not_scalar: frozenset = frozenset()
     while True:
         try:

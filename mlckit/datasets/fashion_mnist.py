@@ -24,6 +24,8 @@ from pathlib import Path
 
 import numpy as np
 
+from mlckit.error import TVMError, TVMValueError
+
 CLASS_NAMES = ("T-shirt/top", "Trouser", "Pullover", "Dress", "Coat", "Sandal", "Shirt",
                "Sneaker", "Bag", "Ankle boot")
 DEBIAN_DIR = Path("/usr/share/datasets/fashion-mnist")
@@ -31,7 +33,7 @@ _FILES = {"train": ("train-images-idx3-ubyte", "train-labels-idx1-ubyte"),
           "test": ("t10k-images-idx3-ubyte", "t10k-labels-idx1-ubyte")}
 
 
-class DatasetNotFoundError(FileNotFoundError):
+class DatasetNotFoundError(TVMError, FileNotFoundError):
     """The data files are not on this machine (the message says how to get them)."""
 
 
@@ -76,7 +78,7 @@ def _read_idx(path: Path) -> np.ndarray:
     magic = int.from_bytes(data[0:4], "big")
     ndim = magic & 0xFF
     if magic >> 8 != 0x08:  # unsigned bytes
-        raise ValueError(f"{path}: not an IDX file of unsigned bytes (magic {magic:#x})")
+        raise TVMValueError(f"{path}: not an IDX file of unsigned bytes (magic {magic:#x})")
     dims = [int.from_bytes(data[4 + 4 * i: 8 + 4 * i], "big") for i in range(ndim)]
     return np.frombuffer(data, dtype=np.uint8, offset=4 + 4 * ndim).reshape(dims)
 
@@ -92,7 +94,7 @@ def fashion_mnist(split: str = "test") -> FashionMNIST:
         x = test.flat()[:64]          # a batch for vm["main"]
     """
     if split not in _FILES:
-        raise ValueError(f"split must be 'train' or 'test', got {split!r}")
+        raise TVMValueError(f"split must be 'train' or 'test', got {split!r}")
     img_stem, lbl_stem = _FILES[split]
     img_path, lbl_path = _find(img_stem), _find(lbl_stem)
     if img_path is None or lbl_path is None:

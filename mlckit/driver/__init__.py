@@ -1,5 +1,5 @@
-"""The driver: ``build`` (TIR -> runtime Module), as ``tvm.driver``."""
+"""The driver: ``build`` (TIR -> runtime Module) and ``compile`` (TIR or Relax), as ``tvm.driver``."""
 
-from .build import BenchmarkResult, Module, build, register_backend
+from .build import BenchmarkResult, Executable, Module, build, compile, register_backend
 
-__all__ = ["BenchmarkResult", "Module", "build", "register_backend"]
+__all__ = ["BenchmarkResult", "Executable", "Module", "build", "compile", "register_backend"]

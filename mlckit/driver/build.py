@@ -15,15 +15,15 @@ Example::
 
 from __future__ import annotations
 
-import statistics
-import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
 
+from mlckit.error import TVMNotImplementedError, TVMTypeError
 from mlckit.ir.module import IRModule
+from mlckit.runtime.module import BenchmarkResult, Executable, Module
+from mlckit.target import Target
 from mlckit.tir.function import PrimFunc
 
-__all__ = ["BenchmarkResult", "Module", "build", "register_backend"]
+__all__ = ["BenchmarkResult", "Executable", "Module", "build", "compile", "register_backend"]
 
 
 def _build_numba(func, name, **options):
@@ -36,7 +36,7 @@ def _build_lnumpy(func, name, **options):
     from mlckit.backend import lnumpy
 
     if options:
-        raise TypeError(f"the lnumpy target takes no options, got {sorted(options)}")
+        raise TVMTypeError(f"the lnumpy target takes no options, got {sorted(options)}")
     return lnumpy.build(func, name)
 
 
@@ -56,119 +56,15 @@ def register_backend(name: str, builder: Callable, targets=()) -> None:
 
 
 def _target_kind(target) -> str:
+    """The kind name of ``target`` (a string, dict or Target; None: the current or llvm)."""
     if target is None:
-        return "llvm"
-    kind = getattr(getattr(target, "kind", None), "name", None)
-    text = kind if kind is not None else str(target)
-    return text.split()[0].lower() if text.strip() else "llvm"
-
-
-@dataclass
-class BenchmarkResult:
-    """Timings in seconds, as TVM's: ``results`` has one mean per repeat."""
-
-    results: list = field(default_factory=list)
-
-    @property
-    def mean(self) -> float:
-        return statistics.fmean(self.results)
-
-    @property
-    def median(self) -> float:
-        return statistics.median(self.results)
-
-    @property
-    def min(self) -> float:
-        return min(self.results)
-
-    @property
-    def max(self) -> float:
-        return max(self.results)
-
-    @property
-    def std(self) -> float:
-        return statistics.pstdev(self.results) if len(self.results) > 1 else 0.0
-
-    def __str__(self) -> str:
-        ms = 1e3
-        return (f"Execution time summary:\n {'mean (ms)':>10} {'median (ms)':>12} "
-                f"{'max (ms)':>10} {'min (ms)':>10} {'std (ms)':>10}\n "
-                f"{self.mean * ms:10.4f} {self.median * ms:12.4f} {self.max * ms:10.4f} "
-                f"{self.min * ms:10.4f} {self.std * ms:10.4f}")
-
-    __repr__ = __str__
-
-
-class Module:
-    """Built functions by name: ``mod["mm_relu"](a, b, c)``; ``mod(a, b, c)`` when there is
-    one function.  ``mod.get_source()`` shows the generated Python."""
-
-    def __init__(self, functions: dict, target: str, backend: str):
-        self.functions = dict(functions)
-        self.target = target
-        self.backend = backend
-
-    def __getitem__(self, name: str):
-        return self.get_function(name)
-
-    def get_function(self, name: str, query_imports: bool = False):
-        try:
-            return self.functions[name]
-        except KeyError:
-            have = ", ".join(sorted(self.functions)) or "none"
-            raise AttributeError(f"the module has no function {name!r} (it has: {have})") from None
-
-    def __contains__(self, name: str) -> bool:
-        return name in self.functions
-
-    def __call__(self, *args):
-        if len(self.functions) != 1:
-            raise TypeError(
-                "this module has several functions: call one by name, mod['name'](...)"
-            )
-        return next(iter(self.functions.values()))(*args)
-
-    @property
-    def entry_name(self) -> str:
-        return next(iter(self.functions))
-
-    def get_source(self, fmt: str = "") -> str:
-        return "\n\n".join(str(f.source) for f in self.functions.values())
-
-    def time_evaluator(self, func_name: str, dev=None, number: int = 10, repeat: int = 1,
-                       min_repeat_ms: float = 0, f_preproc: str = "", **_ignored) -> Callable:
-        """A timer for ``func_name``: ``timer(*args)`` runs it once to warm up, then
-        ``repeat`` times ``number`` calls, and returns a :class:`BenchmarkResult`.
-
-        Example::
-
-            timer = mod.time_evaluator("mm_relu", tvm.cpu(), number=10, repeat=3)
-            timer(a, b, c).mean     # seconds per call
-        """
-        func = self.get_function(func_name)
-
-        def evaluator(*args) -> BenchmarkResult:
-            func(*args)  # warm-up
-            results = []
-            for _ in range(max(1, repeat)):
-                n = max(1, number)
-                while True:
-                    start = time.perf_counter()
-                    for _ in range(n):
-                        func(*args)
-                    elapsed = time.perf_counter() - start
-                    if elapsed * 1e3 >= min_repeat_ms or n >= 1 << 20:
-                        break
-                    n *= 2
-                results.append(elapsed / n)
-            if dev is not None and hasattr(dev, "sync"):
-                dev.sync()
-            return BenchmarkResult(results)
-
-        return evaluator
-
-    def __repr__(self) -> str:
-        return f"<mlckit runtime Module ({self.backend}): {', '.join(self.functions)}>"
+        target = Target.current() or "llvm"
+    kind = Target(target).kind.name
+    if kind not in TARGETS:
+        raise TVMNotImplementedError(
+            f"target {str(target)!r}: mlckit has no backend for target kind {kind!r} yet "
+            f"(backends: {', '.join(sorted(TARGETS))})")
+    return kind
 
 
 def build(func_or_mod, target="llvm", name: str | None = None, **options) -> Module:
@@ -182,11 +78,7 @@ def build(func_or_mod, target="llvm", name: str | None = None, **options) -> Mod
         f = mlckit.build(mm_relu, target="llvm")
         f["mm_relu"](a, b, c)      # or f(a, b, c): it has one function
     """
-    kind = _target_kind(target)
-    backend = TARGETS.get(kind)
-    if backend is None:
-        known = ", ".join(sorted(TARGETS))
-        raise ValueError(f"unknown target {str(target)!r} (known targets: {known})")
+    backend = TARGETS[_target_kind(target)]
     builder = BACKENDS[backend]
     if isinstance(func_or_mod, PrimFunc):
         from mlckit.backend.codegen import func_name
@@ -197,14 +89,41 @@ def build(func_or_mod, target="llvm", name: str | None = None, **options) -> Mod
         funcs = {}
         for gv, func in func_or_mod.functions.items():
             if not isinstance(func, PrimFunc):
-                raise TypeError(
+                raise TVMTypeError(
                     f"mlckit.build compiles TIR only, but the IRModule has the "
                     f"{type(func).__name__} {gv.name_hint!r}: use relax.build for Relax"
                 )
             funcs[gv.name_hint] = func
     else:
-        raise TypeError(
+        raise TVMTypeError(
             f"mlckit.build expects a tir.PrimFunc or an IRModule, got {type(func_or_mod).__name__}"
         )
     built = {fname: builder(func, fname, **options) for fname, func in funcs.items()}
     return Module(built, str(target), backend)
+
+
+def compile(mod, target=None, *, relax_pipeline="default", tir_pipeline="default", **options):
+    """Compile ``mod`` for ``target``, as ``tvm.compile``: a module with Relax functions
+    becomes a VM executable (``relax.build``); a TIR-only module or a PrimFunc becomes an
+    :class:`Executable` whose functions are called by name.
+
+    Example::
+
+        ex = tvm.compile(MyModule, target="llvm")        # TIR only
+        ex["mm_relu"](a_nd, b_nd, c_nd)
+        ex = tvm.compile(RelaxModule, "llvm")            # with Relax: run it on the VM
+        vm = relax.VirtualMachine(ex, tvm.cpu())
+    """
+    if _has_relax(mod):
+        from mlckit import relax
+
+        pipeline = None if relax_pipeline in ("default", None) else relax_pipeline
+        return relax.build(mod, target=target if target is not None else "llvm",
+                           pipeline=pipeline, **options)
+    return Executable(build(mod, target, **options))
+
+
+def _has_relax(mod) -> bool:
+    if isinstance(mod, IRModule):
+        return any(not isinstance(f, PrimFunc) for f in mod.functions.values())
+    return not isinstance(mod, PrimFunc) and type(mod).__module__.startswith("mlckit.relax")

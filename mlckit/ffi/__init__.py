@@ -15,5 +15,7 @@ from .registry import (
     remove_global_func,
 )
 
+register_global_func = register_func  # TVM's newer name
+
 __all__ = ["GlobalFuncError", "get_global_func", "list_global_func_names", "register_func",
-           "remove_global_func"]
+           "register_global_func", "remove_global_func"]

@@ -19,7 +19,7 @@ from __future__ import annotations
 import difflib
 from collections.abc import Callable
 
-from mlckit.error import TVMKeyError
+from mlckit.error import TVMKeyError, TVMTypeError
 
 _REGISTRY: dict[str, Callable] = {}
 
@@ -44,11 +44,11 @@ def register_func(func_name, f: Callable | None = None, override: bool = False):
     if callable(func_name) and f is None and not isinstance(func_name, str):
         return register_func(func_name.__name__, func_name, override)
     if not isinstance(func_name, str) or not func_name:
-        raise TypeError(f"register_func expects a non-empty name string, got {func_name!r}")
+        raise TVMTypeError(f"register_func expects a non-empty name string, got {func_name!r}")
 
     def register(func: Callable) -> Callable:
         if not callable(func):
-            raise TypeError(f"register_func({func_name!r}) expects a callable, got {func!r}")
+            raise TVMTypeError(f"register_func({func_name!r}) expects a callable, got {func!r}")
         if func_name in _REGISTRY and not override:
             old = _REGISTRY[func_name]
             where = getattr(old, "__module__", None) or "?"

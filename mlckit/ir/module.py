@@ -75,7 +75,7 @@ class IRModule(Node):
         try:
             self._lookup(key)
             return True
-        except TVMKeyError:
+        except KeyError:
             return False
 
     def __iter__(self) -> Iterator:

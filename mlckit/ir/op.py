@@ -11,6 +11,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from mlckit.error import TVMKeyError
+
 from .node import Node, node
 
 
@@ -33,7 +35,7 @@ class Op(Node):
         try:
             return _OPS[name]
         except KeyError:
-            raise KeyError(f"operator {name!r} is not registered") from None
+            raise TVMKeyError(f"operator {name!r} is not registered") from None
 
     @staticmethod
     def list_names() -> list[str]:

@@ -18,6 +18,8 @@ from typing import Any
 
 import numpy as np
 
+from mlckit.error import TVMValueError
+
 from .node import Node
 
 
@@ -165,7 +167,7 @@ def assert_structural_equal(lhs: Any, rhs: Any, map_free_vars: bool = False) -> 
     try:
         _Equal(map_free_vars).eq("<root>", lhs, rhs)
     except _Mismatch as m:
-        raise ValueError(
+        raise TVMValueError(
             f"StructuralEqual check failed at {m.path}: {m.reason}\n"
             f"  lhs: {_short(m.lhs)}\n  rhs: {_short(m.rhs)}"
         ) from None

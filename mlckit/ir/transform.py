@@ -24,6 +24,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from mlckit.error import TVMTypeError
+
 from .module import IRModule
 
 __all__ = ["FunctionPass", "ModulePass", "Pass", "PassContext", "PassInfo", "PrintIR",
@@ -169,7 +171,7 @@ class Pass:
 
     def __call__(self, mod: IRModule) -> IRModule:
         if not isinstance(mod, IRModule):
-            raise TypeError(f"pass {self.info.name!r} expects an IRModule, got "
+            raise TVMTypeError(f"pass {self.info.name!r} expects an IRModule, got "
                             f"{type(mod).__name__}; wrap a function with IRModule({{'main': f}})")
         return self._run(mod, PassContext.current())
 
@@ -178,7 +180,7 @@ class Pass:
             return mod
         result = self.transform_module(mod, ctx)
         if not isinstance(result, IRModule):
-            raise TypeError(f"pass {self.info.name!r} returned {type(result).__name__}, not an "
+            raise TVMTypeError(f"pass {self.info.name!r} returned {type(result).__name__}, not an "
                             "IRModule")
         ctx._after(result, self.info)
         return result
@@ -221,7 +223,7 @@ class Sequential(Pass):
         self.passes = list(passes or [])
         for p in self.passes:
             if not isinstance(p, Pass):
-                raise TypeError(f"Sequential expects passes, got {type(p).__name__}: {p!r}")
+                raise TVMTypeError(f"Sequential expects passes, got {type(p).__name__}: {p!r}")
         self.info = PassInfo(opt_level, name, tuple(required or ()), traceable)
 
     def transform_module(self, mod: IRModule, ctx: PassContext) -> IRModule:
@@ -265,7 +267,7 @@ def module_pass(pass_func=None, opt_level: int | None = None, name: str | None =
         if inspect.isclass(arg):
             return _wrap_class(arg, info, "transform_module", ModulePass)
         if not callable(arg):
-            raise TypeError("module_pass decorates a function (mod, ctx) -> mod or a class")
+            raise TVMTypeError("module_pass decorates a function (mod, ctx) -> mod or a class")
         return ModulePass(arg, info)
 
     if pass_func is not None:
@@ -276,7 +278,7 @@ def module_pass(pass_func=None, opt_level: int | None = None, name: str | None =
 def _wrap_class(cls, info: PassInfo, method: str, base):
     """A Pass class whose instances hold an instance of ``cls`` and call its ``method``."""
     if not hasattr(cls, method):
-        raise TypeError(f"a pass class needs a method {method!r}: {cls.__name__} has none")
+        raise TVMTypeError(f"a pass class needs a method {method!r}: {cls.__name__} has none")
 
     class _ClassPass(base):
         def __init__(self, *args, **kwargs):
@@ -339,7 +341,7 @@ def function_pass(pass_func=None, opt_level: int | None = None, name: str | None
             cls = _wrap_class(arg, info, "transform_function", FunctionPass)
             return cls
         if not callable(arg):
-            raise TypeError("function_pass decorates a function (func, mod, ctx) -> func or a "
+            raise TVMTypeError("function_pass decorates a function (func, mod, ctx) -> func or a "
                             "class")
         return FunctionPass(arg, info, func_type)
 

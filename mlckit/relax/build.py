@@ -16,6 +16,7 @@ Example::
 
 from __future__ import annotations
 
+from mlckit.error import TVMTypeError, TVMValueError
 from mlckit.ffi.registry import get_global_func
 from mlckit.ir.module import IRModule
 from mlckit.ir.transform import Pass, Sequential
@@ -57,11 +58,11 @@ def build(mod, target="llvm", params: dict | None = None, pipeline=None,
         print(ex.as_text())
     """
     if exec_mode != "bytecode":
-        raise ValueError(f"exec_mode {exec_mode!r} is not supported: mlckit's VM runs bytecode")
+        raise TVMValueError(f"exec_mode {exec_mode!r} is not supported: mlckit's VM runs bytecode")
     if isinstance(mod, Function):
         mod = IRModule({"main": mod.with_attr("global_symbol", "main")})  # as IRModule.from_expr
     if not isinstance(mod, IRModule):
-        raise TypeError(f"relax.build expects an IRModule, got {type(mod).__name__}")
+        raise TVMTypeError(f"relax.build expects an IRModule, got {type(mod).__name__}")
     if params:
         from .transform import BindParams
 

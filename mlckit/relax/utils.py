@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from mlckit.error import TVMTypeError
 from mlckit.tir.expr import FloatImm, IntImm, PrimExpr
 from mlckit.tir.expr import StringImm as TirStringImm
 
@@ -25,7 +26,7 @@ def convert_to_expr(value: Any) -> Expr:
     if isinstance(value, float):
         return PrimValue(FloatImm("float64", value))
     if isinstance(value, TirStringImm):
-        raise TypeError("cannot convert a tir.StringImm to a Relax expression: it could be a "
+        raise TVMTypeError("cannot convert a tir.StringImm to a Relax expression: it could be a "
                         "relax StringImm (R.str) or a PrimValue")
     if isinstance(value, PrimExpr):
         return PrimValue(value)
@@ -35,7 +36,7 @@ def convert_to_expr(value: Any) -> Expr:
         return Tuple([convert_to_expr(v) for v in value])
     if hasattr(value, "asobject"):  # tir EqualOp (a == b)
         return convert_to_expr(value.asobject())
-    raise TypeError(f"cannot convert {value!r} (a {type(value).__name__}) to a Relax expression")
+    raise TVMTypeError(f"cannot convert {value!r} (a {type(value).__name__}) to a Relax expression")
 
 
 def gen_call_tir_inputs(func, *args: Any, **kwargs: Any):

@@ -2,12 +2,17 @@
 
 Example::
 
-    from mlckit.runtime import cpu, ndarray
-    a = ndarray.array(np.zeros(4, "float32"), cpu())
+    from mlckit.runtime import cpu, tensor
+    a = tensor(np.zeros(4, "float32"), cpu())     # also mlckit.nd.array
 """
 
 from . import ndarray
 from .device import Device, cpu, cuda, device, gpu
+from .module import BenchmarkResult, Executable, Module
 from .ndarray import NDArray
+from .ndarray import array as tensor  # TVM's newer name: tvm.runtime.tensor(np_array, dev)
 
-__all__ = ["Device", "NDArray", "cpu", "cuda", "device", "gpu", "ndarray"]
+Tensor = NDArray  # TVM's newer name of NDArray
+
+__all__ = ["BenchmarkResult", "Device", "Executable", "Module", "NDArray", "Tensor", "cpu",
+           "cuda", "device", "gpu", "ndarray", "tensor"]

@@ -13,6 +13,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from mlckit.error import TVMValueError
+
 # DLPack's device type codes, which TVM uses too.
 DEVICE_TYPES = {"cpu": 1, "llvm": 1, "cuda": 2, "gpu": 2, "cuda_host": 3}
 _NAMES = {1: "cpu", 2: "cuda", 3: "cuda_host"}
@@ -70,7 +72,7 @@ def device(dev_type, dev_id: int = 0) -> Device:
     if isinstance(dev_type, str):
         key = dev_type.split()[0].split(":")[0].lower()
         if key not in DEVICE_TYPES:
-            raise ValueError(f"unknown device {dev_type!r} (known: cpu, cuda, llvm)")
+            raise TVMValueError(f"unknown device {dev_type!r} (known: cpu, cuda, llvm)")
         return Device(DEVICE_TYPES[key], dev_id)
     return Device(int(dev_type), dev_id)
 

@@ -12,6 +12,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from mlckit.error import TVMValueError
+
 from .device import Device, cpu
 from .device import device as _device
 
@@ -53,7 +55,7 @@ class NDArray:
         """Overwrite the data with ``source`` (array-like of the same shape)."""
         src = source._array if isinstance(source, NDArray) else np.asarray(source)
         if tuple(src.shape) != self.shape:
-            raise ValueError(f"copyfrom: shape {tuple(src.shape)} does not match {self.shape}")
+            raise TVMValueError(f"copyfrom: shape {tuple(src.shape)} does not match {self.shape}")
         self._array[...] = src
         return self
 

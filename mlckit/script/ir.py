@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from mlckit.error import TVMTypeError
 from mlckit.script.ir_builder.ir.frame import IRModuleFrame
 from mlckit.script.ir_builder.ir.ir import (  # noqa: F401
     decl_function,
@@ -41,7 +42,7 @@ def _decorate(cls):
     from mlckit.script.parser.source import Source
 
     if not inspect.isclass(cls):
-        raise TypeError(f"@I.ir_module decorates a class, got {cls!r}")
+        raise TVMTypeError(f"@I.ir_module decorates a class, got {cls!r}")
     env = default_vars()
     env.update(capture_env(2))
     return _run(Source.from_object(cls), env)

@@ -21,6 +21,7 @@ from __future__ import annotations
 import inspect
 from typing import Any
 
+from mlckit.error import TVMTypeError
 from mlckit.script.ir_builder.base import IRBuilder
 from mlckit.script.ir_builder.tir import *  # noqa: F403 - the TIR IRBuilder API (T.block, T.grid ...)
 from mlckit.script.ir_builder.tir import frames as _frames
@@ -58,7 +59,7 @@ def _decorate(func, depth: int):
     from mlckit.script.parser.entry import parse_decorated
 
     if not inspect.isfunction(func):
-        raise TypeError(f"@T.prim_func decorates a function, got {func!r}")
+        raise TVMTypeError(f"@T.prim_func decorates a function, got {func!r}")
     return parse_decorated(func, "tir", None, None, depth=depth + 1)
 
 

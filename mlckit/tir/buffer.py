@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from mlckit.error import TVMIndexError, TVMNotImplementedError
 from mlckit.ir.node import Node, node
 
 from . import dtype as dt
@@ -58,7 +59,7 @@ class Buffer(Node):
             else:
                 flat.append(k)
         if len(flat) != len(self.shape):
-            raise IndexError(
+            raise TVMIndexError(
                 f"buffer {self.name!r} has {len(self.shape)} dimension(s) but is indexed "
                 f"with {len(flat)} index(es)"
             )
@@ -74,7 +75,7 @@ class Buffer(Node):
     def _range(self, index, dim) -> Range:
         if isinstance(index, slice):
             if index.step not in (None, 1):
-                raise IndexError(f"buffer {self.name!r}: slices with a step are not supported")
+                raise TVMIndexError(f"buffer {self.name!r}: slices with a step are not supported")
             start = convert(0 if index.start is None else index.start)
             stop = dim if index.stop is None else index.stop
             return Range(start, _simplified_extent(start, stop))
@@ -90,7 +91,7 @@ class Buffer(Node):
         return BufferStore(self, convert(value, self.dtype), [convert(i) for i in indices])
 
     def access_ptr(self, *args, **kwargs):
-        raise NotImplementedError("access_ptr is not supported by mlckit")
+        raise TVMNotImplementedError("access_ptr is not supported by mlckit")
 
 
 def _simplified_extent(start, stop):

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from mlckit.error import TVMValueError
+
 INT_TYPES = ("int8", "int16", "int32", "int64")
 UINT_TYPES = ("uint8", "uint16", "uint32", "uint64")
 FLOAT_TYPES = ("float16", "float32", "float64")
@@ -13,17 +15,17 @@ DTYPES = frozenset(INT_TYPES + UINT_TYPES + FLOAT_TYPES + ("bool", "handle", "vo
 def check_dtype(dtype) -> str:
     """Normalise ``dtype`` (a string, NumPy dtype or Python type) or raise ValueError."""
     if dtype is None:
-        raise ValueError("a dtype is required")
+        raise TVMValueError("a dtype is required")
     if isinstance(dtype, type) and dtype in (int, float, bool):
         return {int: "int32", float: "float32", bool: "bool"}[dtype]
     if not isinstance(dtype, str):
         try:
             dtype = np.dtype(dtype).name
         except TypeError:
-            raise ValueError(f"unknown dtype {dtype!r}") from None
+            raise TVMValueError(f"unknown dtype {dtype!r}") from None
     if dtype not in DTYPES:
         known = ", ".join(sorted(DTYPES - {"void"}))
-        raise ValueError(f"unknown dtype {dtype!r} (known dtypes: {known})")
+        raise TVMValueError(f"unknown dtype {dtype!r} (known dtypes: {known})")
     return dtype
 
 

@@ -16,6 +16,7 @@ from __future__ import annotations
 import math
 from typing import Any
 
+from mlckit.error import TVMTypeError, TVMValueError
 from mlckit.ir.node import Node, node
 
 from . import dtype as dt
@@ -97,7 +98,7 @@ class ExprOp:
         return logical_not(self)
 
     def __bool__(self):
-        raise ValueError(
+        raise TVMValueError(
             f"cannot use the truth value of the TIR expression `{self!r}` in Python: "
             "use T.if_then_else / T.Select, or `if` inside a script"
         )
@@ -471,7 +472,7 @@ def _match(a, b) -> tuple[PrimExpr, PrimExpr]:
     else:
         a, b = convert(a), convert(b)
     if not isinstance(a, PrimExpr) or not isinstance(b, PrimExpr):
-        raise TypeError(f"cannot combine {type(a).__name__} and {type(b).__name__} in a TIR expression")
+        raise TVMTypeError(f"cannot combine {type(a).__name__} and {type(b).__name__} in a TIR expression")
     if a.dtype == b.dtype:
         return a, b
     ta, tb = a.dtype, b.dtype
@@ -584,7 +585,7 @@ def max_expr(a, b) -> PrimExpr:
 def _as_bool(x) -> PrimExpr:
     x = convert(x)
     if isinstance(x, PrimExpr) and x.dtype != "bool":
-        raise TypeError(f"a logical operator needs bool operands, got {x.dtype}")
+        raise TVMTypeError(f"a logical operator needs bool operands, got {x.dtype}")
     return x
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from mlckit.error import TVMTypeError
 from mlckit.ir.op import Op, register_op
 
 from . import dtype as dt
@@ -41,7 +42,7 @@ def call_intrin(dtype: str, name: str, *args) -> Call:
 def _float_arg(name: str, x) -> PrimExpr:
     x = convert(x)
     if not isinstance(x, PrimExpr):
-        raise TypeError(f"T.{name} expects a TIR expression, got {type(x).__name__}")
+        raise TVMTypeError(f"T.{name} expects a TIR expression, got {type(x).__name__}")
     return x
 
 

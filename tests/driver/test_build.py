@@ -35,9 +35,11 @@ def test_targets(target):
 
 
 def test_errors():
-    with pytest.raises(ValueError, match="unknown target"):
+    with pytest.raises(mlckit.TVMError, match="unknown target kind 'vlkan'.*did you mean 'vulkan'"):
+        mlckit.build(K.relu, target="vlkan")
+    with pytest.raises(mlckit.TVMError, match="no backend for target kind 'vulkan'"):
         mlckit.build(K.relu, target="vulkan")
-    with pytest.raises(TypeError, match="PrimFunc or an IRModule"):
+    with pytest.raises(mlckit.TVMError, match="PrimFunc or an IRModule"):
         mlckit.build("relu")
     with pytest.raises(AttributeError, match="no function 'nope'"):
         mlckit.build(K.relu, target="lnumpy")["nope"]

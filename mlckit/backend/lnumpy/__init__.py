@@ -20,6 +20,7 @@ import itertools
 import linecache
 import math
 
+from mlckit.error import TVMTypeError
 from mlckit.ir.module import IRModule
 from mlckit.tir.function import PrimFunc
 
@@ -99,5 +100,5 @@ def build(func: PrimFunc, name: str | None = None) -> LNumpyFunction:
         f = build(mm_relu); f(a, b, c)
     """
     if not isinstance(func, PrimFunc):
-        raise TypeError(f"lnumpy.build expects a tir.PrimFunc, got {type(func).__name__}")
+        raise TVMTypeError(f"lnumpy.build expects a tir.PrimFunc, got {type(func).__name__}")
     return LNumpyFunction(func, name)

@@ -32,7 +32,7 @@ import sys
 import threading
 from pathlib import Path
 
-from mlckit.error import TVMError
+from mlckit.error import TVMError, TVMTypeError
 from mlckit.tir import dtype as dt
 from mlckit.tir.function import PrimFunc
 from mlckit.tir.transform import compact_buffer_allocation
@@ -202,7 +202,7 @@ def build(func: PrimFunc, name: str | None = None, fastmath: bool = False,
     from mlckit.ir import structural_equal, structural_hash
 
     if not isinstance(func, PrimFunc):
-        raise TypeError(f"numba_cpu.build expects a tir.PrimFunc, got {type(func).__name__}")
+        raise TVMTypeError(f"numba_cpu.build expects a tir.PrimFunc, got {type(func).__name__}")
     name = name or func_name(func)
     key = (structural_hash(func), name, fastmath, cache)
     with _LOCK:

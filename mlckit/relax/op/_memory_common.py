@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from mlckit.error import TVMTypeError
 from mlckit.tir.expr import IntImm, PrimExpr
 
 from ..expr import DataTypeImm, Expr, PrimValue, ShapeExpr, StringImm
@@ -14,7 +15,7 @@ def as_shape(value, what: str) -> Expr:
         return value
     if isinstance(value, (list, tuple)):
         return ShapeExpr(list(value))
-    raise TypeError(f"{what}: expected a shape (R.shape([...]) or a list), got {value!r}")
+    raise TVMTypeError(f"{what}: expected a shape (R.shape([...]) or a list), got {value!r}")
 
 
 def as_dtype(value, what: str) -> Expr:
@@ -22,7 +23,7 @@ def as_dtype(value, what: str) -> Expr:
         return value
     if isinstance(value, str):
         return DataTypeImm(value)
-    raise TypeError(f"{what}: expected a dtype (a string such as \"float32\"), got {value!r}")
+    raise TVMTypeError(f"{what}: expected a dtype (a string such as \"float32\"), got {value!r}")
 
 
 def as_int(value, what: str) -> Expr:
@@ -30,7 +31,7 @@ def as_int(value, what: str) -> Expr:
         return value
     if isinstance(value, (int, PrimExpr)) and not isinstance(value, bool):
         return PrimValue(IntImm("int64", value) if isinstance(value, int) else value)
-    raise TypeError(f"{what}: expected an integer, got {value!r}")
+    raise TVMTypeError(f"{what}: expected an integer, got {value!r}")
 
 
 def as_str(value, what: str) -> Expr:
@@ -38,7 +39,7 @@ def as_str(value, what: str) -> Expr:
         return value
     if isinstance(value, str):
         return StringImm(value)
-    raise TypeError(f"{what}: expected a string, got {value!r}")
+    raise TVMTypeError(f"{what}: expected a string, got {value!r}")
 
 
 def tensor_sinfo(shape: Expr, dtype: Expr, what: str) -> TensorStructInfo:

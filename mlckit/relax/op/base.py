@@ -17,7 +17,7 @@ from __future__ import annotations
 import builtins
 from typing import Any
 
-from mlckit.error import TVMValueError
+from mlckit.error import TVMTypeError, TVMValueError
 from mlckit.ir.module import GlobalVar
 from mlckit.ir.op import Op, register_op
 from mlckit.tir.expr import PrimExpr
@@ -51,12 +51,12 @@ def _sinfo(value) -> StructInfo:
     as_sinfo = getattr(value, "as_struct_info", None)
     if as_sinfo is not None:
         return as_sinfo()
-    raise TypeError(f"expected a struct info such as R.Tensor((n, 128), \"float32\"), got {value!r}")
+    raise TVMTypeError(f"expected a struct info such as R.Tensor((n, 128), \"float32\"), got {value!r}")
 
 
 def _sinfo_list(value, what: str) -> list:
     if value is None:
-        raise TypeError(f"{what} requires out_sinfo (the struct info of its result), "
+        raise TVMTypeError(f"{what} requires out_sinfo (the struct info of its result), "
                         "e.g. out_sinfo=R.Tensor((n, 128), \"float32\")")
     if isinstance(value, (list, builtins.tuple)):
         return [_sinfo(v) for v in value]
@@ -67,10 +67,10 @@ def _out_sinfo(kwargs: dict, out_sinfo, what: str):
     """``out_sinfo=`` or its newer spelling ``out_ty=``."""
     if "out_ty" in kwargs:
         if out_sinfo is not None:
-            raise TypeError(f"{what}: give out_sinfo or out_ty, not both")
+            raise TVMTypeError(f"{what}: give out_sinfo or out_ty, not both")
         out_sinfo = kwargs.pop("out_ty")
     if kwargs:
-        raise TypeError(f"{what} got unexpected keyword arguments: {', '.join(kwargs)}")
+        raise TVMTypeError(f"{what} got unexpected keyword arguments: {', '.join(kwargs)}")
     return out_sinfo
 
 
@@ -80,7 +80,7 @@ def _as_expr(value, what: str) -> Expr:
     try:
         return convert_to_expr(value)
     except TypeError as err:
-        raise TypeError(f"{what}: {err}") from None
+        raise TVMTypeError(f"{what}: {err}") from None
 
 
 def _wrap_arg_tuple(args, what: str) -> Expr:
@@ -99,10 +99,10 @@ def _wrap_arg_tuple(args, what: str) -> Expr:
 def _check_out_sinfo(sinfos: list, what: str) -> StructInfo:
     for s in sinfos:
         if not isinstance(s, TensorStructInfo):
-            raise TypeError(f"out_sinfo of {what} must be tensor struct infos (R.Tensor(...)), "
+            raise TVMTypeError(f"out_sinfo of {what} must be tensor struct infos (R.Tensor(...)), "
                             f"got {type(s).__name__}")
         if not isinstance(s.shape, ShapeExpr):
-            raise ValueError(f"out_sinfo of {what} must have a known shape, e.g. "
+            raise TVMValueError(f"out_sinfo of {what} must have a known shape, e.g. "
                              "R.Tensor((n, 128), \"float32\"); got a tensor without a shape")
     return sinfos[0] if len(sinfos) == 1 else TupleStructInfo(sinfos)
 
@@ -117,10 +117,10 @@ def call_tir(gvar, args, out_sinfo=None, tir_vars=None, **kwargs) -> Call:
     """
     out_sinfo = _out_sinfo(kwargs, out_sinfo, "R.call_tir")
     if isinstance(gvar, str):
-        raise TypeError(f"R.call_tir expects a GlobalVar of a PrimFunc (e.g. cls.{gvar}), got the "
+        raise TVMTypeError(f"R.call_tir expects a GlobalVar of a PrimFunc (e.g. cls.{gvar}), got the "
                         f"string {gvar!r}; use R.call_dps_packed to call a packed function by name")
     if not isinstance(gvar, (GlobalVar, Var)):
-        raise TypeError("R.call_tir expects its first argument to be the GlobalVar of a PrimFunc "
+        raise TVMTypeError("R.call_tir expects its first argument to be the GlobalVar of a PrimFunc "
                         f"(e.g. cls.my_kernel), got {type(gvar).__name__}")
     sinfo = _check_out_sinfo(_sinfo_list(out_sinfo, "R.call_tir"), "R.call_tir")
     call_args = [gvar, _wrap_arg_tuple(args, "R.call_tir")]
@@ -196,11 +196,11 @@ def call_packed(func, *args, sinfo_args=None, **kwargs) -> Call:
         z = R.call_packed("vm.builtin.copy", x, sinfo_args=R.Tensor((32, 32), "float32"))
     """
     if kwargs:
-        raise TypeError(f"R.call_packed: unsupported keyword arguments {', '.join(kwargs)}")
+        raise TVMTypeError(f"R.call_packed: unsupported keyword arguments {', '.join(kwargs)}")
     if isinstance(func, ExternFunc):
         func = func.global_symbol
     if not isinstance(func, str):
-        raise TypeError(f"R.call_packed expects the name of a packed function, got {func!r}")
+        raise TVMTypeError(f"R.call_packed expects the name of a packed function, got {func!r}")
     return Call(ExternFunc(func), [_as_expr(a, "R.call_packed") for a in args], None,
                 _sinfo_args(sinfo_args))
 
@@ -213,7 +213,7 @@ def call_pure_packed(func, *args, sinfo_args=None) -> Call:
         y = R.call_pure_packed("my_sort", x, sinfo_args=R.Tensor((8,), "float32"))
     """
     if sinfo_args is None:
-        raise TypeError("R.call_pure_packed requires sinfo_args (the struct info of its result)")
+        raise TVMTypeError("R.call_pure_packed requires sinfo_args (the struct info of its result)")
     if isinstance(func, ExternFunc):
         func = func.global_symbol
     callee = ExternFunc(func) if isinstance(func, str) else func

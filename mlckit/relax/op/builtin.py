@@ -11,6 +11,7 @@
 
 from __future__ import annotations
 
+from mlckit.error import TVMTypeError
 from mlckit.ir.op import Op, register_op
 
 from ..expr import Call, Expr, ExternFunc, Tuple
@@ -52,7 +53,7 @@ def call_builtin_with_ctx(func, args, sinfo_args=None) -> Call:
     if isinstance(args, (list, tuple)):
         args = Tuple([_as_expr(a, "R.call_builtin_with_ctx") for a in args])
     elif not isinstance(args, Expr):
-        raise TypeError("R.call_builtin_with_ctx expects its arguments as a tuple")
+        raise TVMTypeError("R.call_builtin_with_ctx expects its arguments as a tuple")
     return Call(Op.get("relax.call_builtin_with_ctx"), [func, args], None, _sinfo_args(sinfo_args))
 
 

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from mlckit.error import TVMKeyError, TVMTypeError, TVMValueError
 from mlckit.ir.module import IRModule
 from mlckit.ir.transform import ModulePass, PassInfo
 from mlckit.tir import expr as tx
@@ -85,11 +86,11 @@ def bind_params(func: Function, params: dict) -> Function:
         else:
             param = by_name.get(key)
             if key in by_name and param is None:
-                raise ValueError(f"BindParams: more than one parameter is named {key!r}; bind by "
+                raise TVMValueError(f"BindParams: more than one parameter is named {key!r}; bind by "
                                  "Var instead")
         if param is None:
             names = ", ".join(p.name_hint for p in func.params)
-            raise KeyError(f"BindParams: the function has no parameter {key!r} (its parameters "
+            raise TVMKeyError(f"BindParams: the function has no parameter {key!r} (its parameters "
                            f"are: {names})")
         data = _as_numpy(value)
         sinfo = param.struct_info_
@@ -97,8 +98,10 @@ def bind_params(func: Function, params: dict) -> Function:
             _check_and_bind_dims(param, sinfo, data, tir_map)
         consts[id(param)] = Constant(data)
     binder = _Binder(consts, tir_map)
-    body = binder.visit_with_new_scope(func.body)
+    # parameters first: a parameter whose shape a bound array fixes becomes a new Var,
+    # which the body's uses must see
     kept = [binder.visit_var_def(p) for p in func.params if id(p) not in consts]
+    body = binder.visit_with_new_scope(func.body)
     ret = substitute_tir_vars(func.ret_struct_info, tir_map) if tir_map else func.ret_struct_info
     return func.replace(params=kept, body=body, ret_struct_info=ret)
 
@@ -106,19 +109,19 @@ def bind_params(func: Function, params: dict) -> Function:
 def _check_and_bind_dims(param: Var, sinfo: TensorStructInfo, data: np.ndarray, tir_map: dict):
     name = param.name_hint
     if sinfo.dtype and np.dtype(sinfo.dtype) != data.dtype:
-        raise TypeError(f"BindParams: parameter {name!r} is annotated {sinfo.dtype}, but the "
+        raise TVMTypeError(f"BindParams: parameter {name!r} is annotated {sinfo.dtype}, but the "
                         f"array bound to it is {data.dtype}")
     if sinfo.ndim != -1 and sinfo.ndim != data.ndim:
-        raise ValueError(f"BindParams: parameter {name!r} has {sinfo.ndim} dimensions, but the "
+        raise TVMValueError(f"BindParams: parameter {name!r} has {sinfo.ndim} dimensions, but the "
                          f"array bound to it has shape {data.shape}")
     for axis, (dim, size) in enumerate(zip(sinfo.dims or [], data.shape)):
         if isinstance(dim, tx.IntImm) and int(dim.value) != size:
-            raise ValueError(f"BindParams: dimension {axis} of parameter {name!r} is "
+            raise TVMValueError(f"BindParams: dimension {axis} of parameter {name!r} is "
                              f"{dim.value}, but the array bound to it has shape {data.shape}")
         if isinstance(dim, tx.Var):
             bound = next((v for k, v in tir_map.items() if k is dim), None)
             if bound is not None and int(bound.value) != size:
-                raise ValueError(f"BindParams: {dim.name_hint} = {bound.value} from an earlier "
+                raise TVMValueError(f"BindParams: {dim.name_hint} = {bound.value} from an earlier "
                                  f"parameter, but dimension {axis} of {name!r} is {size}")
             tir_map[dim] = tx.IntImm(dim.dtype, size)
 
@@ -134,11 +137,11 @@ def BindParams(func_name: str, params: dict) -> ModulePass:  # noqa: N802 - TVM'
     def run(mod: IRModule, ctx) -> IRModule:
         if func_name not in mod:
             names = ", ".join(gv.name_hint for gv in mod.get_global_vars())
-            raise KeyError(f"BindParams: the module has no function {func_name!r} (it has: "
+            raise TVMKeyError(f"BindParams: the module has no function {func_name!r} (it has: "
                            f"{names})")
         func = mod[func_name]
         if not isinstance(func, Function):
-            raise TypeError(f"BindParams: {func_name!r} is not a Relax function")
+            raise TVMTypeError(f"BindParams: {func_name!r} is not a Relax function")
         out = mod.copy()
         out.update_func(func_name, bind_params(func, params))
         return out

@@ -18,6 +18,7 @@ alloc)``.  A ``call_tir`` with ``tir_vars`` becomes ``R.vm.call_tir_dyn``.
 
 from __future__ import annotations
 
+from mlckit.error import TVMTypeError
 from mlckit.ir.op import Op
 from mlckit.ir.transform import ModulePass, PassInfo
 
@@ -42,7 +43,7 @@ class _CallTIRRewriter(ExprMutator):
         outs = []
         for i, sinfo in enumerate(fields):
             if not isinstance(sinfo, TensorStructInfo) or not isinstance(sinfo.shape, ShapeExpr):
-                raise TypeError(f"{call.op.name}: every output needs a tensor struct info with a "
+                raise TVMTypeError(f"{call.op.name}: every output needs a tensor struct info with a "
                                 f"known shape, got {sinfo!r}")
             if inplace and int(indices[i]) != -1:
                 outs.append(in_args.fields[int(indices[i])])

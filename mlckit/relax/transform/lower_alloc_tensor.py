@@ -15,6 +15,7 @@ becomes::
 
 from __future__ import annotations
 
+from mlckit.error import TVMTypeError
 from mlckit.ir.op import Op
 from mlckit.ir.transform import ModulePass, PassInfo
 from mlckit.tir import expr as tx
@@ -31,7 +32,7 @@ class _Lower(ExprMutator):
             return call
         shape, dtype, device, scope = call.args
         if not (isinstance(shape, ShapeExpr) and isinstance(dtype, DataTypeImm)):
-            raise TypeError("LowerAllocTensor needs R.builtin.alloc_tensor with a literal shape "
+            raise TVMTypeError("LowerAllocTensor needs R.builtin.alloc_tensor with a literal shape "
                             "and dtype")
         size = _bytes(list(shape.values), dtype.value)
         if isinstance(size, int):

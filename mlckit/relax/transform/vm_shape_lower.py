@@ -26,6 +26,7 @@ Example::
 
 from __future__ import annotations
 
+from mlckit.error import TVMValueError
 from mlckit.ir.module import GlobalVar, IRModule
 from mlckit.ir.structural import structural_equal, structural_hash
 from mlckit.ir.transform import ModulePass, PassInfo
@@ -266,7 +267,7 @@ class _ShapeLower(ExprMutator):
                     args += [_int(STORE_TO_HEAP), _int(slot)]
                     self.defined.add(slot)
                 elif require_all:
-                    raise ValueError(f"{self.fn}: cannot compute the shape value "
+                    raise TVMValueError(f"{self.fn}: cannot compute the shape value "
                                      f"{_slot_name(d)}: a variable it uses is never defined")
                 else:
                     args += [_int(NO_OP), _int(0)]
@@ -348,7 +349,7 @@ class _ShapeLower(ExprMutator):
     def _slot_of(self, v) -> int:
         slot = self.slots.find(v)
         if slot is None or slot not in self.defined:
-            raise ValueError(f"{self.fn}: the symbolic value {_slot_name(v)} is used before it is "
+            raise TVMValueError(f"{self.fn}: the symbolic value {_slot_name(v)} is used before it is "
                              "defined (by a parameter annotation or R.match_cast)")
         return slot
 

@@ -27,6 +27,7 @@ import numpy as np
 
 from mlckit.error import TVMError
 from mlckit.ffi.registry import get_global_func, missing_message
+from mlckit.runtime.module import time_evaluator
 
 from . import builtins as _builtins  # noqa: F401 - registers vm.builtin.*
 from .builtins import ShapeHeap
@@ -125,8 +126,9 @@ class VirtualMachine:
         if not isinstance(rt_mod, Executable):
             rt_mod = getattr(rt_mod, "executable", rt_mod)
         if not isinstance(rt_mod, Executable):
-            raise TypeError(f"VirtualMachine expects an Executable (from relax.build), got "
-                            f"{type(rt_mod).__name__}")
+            raise VMError(f"VirtualMachine expects an Executable (from relax.build or "
+                          f"tvm.compile of a module with Relax functions), got "
+                          f"{type(rt_mod).__name__}")
         if isinstance(device, (list, tuple)):
             device = device[0] if device else None
         if device is None:
@@ -259,15 +261,14 @@ class VirtualMachine:
         idx = self.exec.func_map.get(name)
         if idx is None or self.exec.func_table[idx].kind != "vm_func":
             have = ", ".join(i.name for i in self.exec.func_table if i.kind == "vm_func")
-            raise AttributeError(f"the executable has no Relax function {name!r} (it has: "
-                                 f"{have})")
+            raise VMError(f"the executable has no Relax function {name!r} (it has: {have})")
         return idx
 
     def _check_count(self, idx: int, args) -> None:
         info = self.exec.func_table[idx]
         if len(args) != info.num_args:
             params = ", ".join(info.param_names)
-            raise TypeError(f"{info.name} expects {info.num_args} argument"
+            raise VMError(f"{info.name} expects {info.num_args} argument"
                             f"{'s' if info.num_args != 1 else ''} ({params}), got {len(args)}")
 
     def __getitem__(self, name: str):
@@ -279,6 +280,14 @@ class VirtualMachine:
 
         call.__name__ = name
         return call
+
+    get_function = __getitem__
+
+    @property
+    def module(self):
+        """The VM as a runtime module (TVM's ``vm.module``): ``vm.module["main"]`` and
+        ``vm.module.time_evaluator("main", dev)`` work on it."""
+        return self
 
     def invoke(self, name: str, *args):
         """``vm.invoke("main", *args)``: the same as ``vm["main"](*args)``."""
@@ -314,27 +323,7 @@ class VirtualMachine:
     def time_evaluator(self, func_name: str, dev=None, number: int = 10, repeat: int = 1,
                        min_repeat_ms: float = 0, **_ignored):
         """A timer for ``func_name`` (seconds per call), as TVM's ``vm.time_evaluator``."""
-        from mlckit.driver.build import BenchmarkResult
-
-        func = self[func_name]
-
-        def evaluator(*args):
-            func(*args)
-            results = []
-            for _ in range(max(1, repeat)):
-                n = max(1, number)
-                while True:
-                    t0 = time.perf_counter()
-                    for _ in range(n):
-                        func(*args)
-                    elapsed = time.perf_counter() - t0
-                    if elapsed * 1e3 >= min_repeat_ms or n >= 1 << 20:
-                        break
-                    n *= 2
-                results.append(elapsed / n)
-            return BenchmarkResult(results)
-
-        return evaluator
+        return time_evaluator(self[func_name], dev, number, repeat, min_repeat_ms)
 
     def __repr__(self) -> str:
         return f"<mlckit VirtualMachine on {self.device}: {self.exec!r}>"

@@ -1,9 +1,19 @@
-"""The TVMScript parser: a core walking Python's AST plus one handler module per dialect.
+"""The TVMScript parser: a core walking Python's AST plus one handler module per dialect
+(``ir_handlers``, ``tir_handlers``, ``relax_handlers``; "default" is in ``entry``).
 
-Importing the dialect modules registers their handlers ("default" is in ``entry``).
+As in TVM, ``mlckit.script.parser.{ir, tir, relax}`` are also the namespaces scripts use:
+``from mlckit.script.parser import tir as T``.
 """
 
-from . import entry, ir, relax, tir
+import importlib
+
+from . import entry, ir_handlers, relax_handlers, tir_handlers
 from .entry import from_source, parse
 
 __all__ = ["entry", "from_source", "ir", "parse", "relax", "tir"]
+
+
+def __getattr__(name: str):
+    if name in ("ir", "tir", "relax"):  # the namespaces sit above the parser: found late
+        return importlib.import_module(f"mlckit.script.{name}")
+    raise AttributeError(f"module 'mlckit.script.parser' has no attribute {name!r}")

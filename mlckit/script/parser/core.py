@@ -1,8 +1,8 @@
 """The parser core: walks a script's Python AST and calls the current dialect's handlers.
 
 The dialect ("tir", "relax", "ir") is chosen by the decorator of each function or class
-(``@T.prim_func`` has ``dispatch_token = "tir"``).  Handlers live in ``parser/tir.py``,
-``parser/relax.py`` and ``parser/ir.py`` and build IR through the IRBuilder.
+(``@T.prim_func`` has ``dispatch_token = "tir"``).  Handlers live in ``parser/tir_handlers.py``,
+``parser/relax_handlers.py`` and ``parser/ir_handlers.py`` and build IR through the IRBuilder.
 """
 
 from __future__ import annotations

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import ast
 import functools
+import linecache
 import sys
 from typing import Any
 
@@ -55,9 +56,25 @@ def capture_env(depth: int) -> dict[str, Any]:
 
 
 def in_class_body(depth: int) -> bool:
-    """True when the frame ``depth`` levels above the caller is executing a class body."""
+    """True when the frame ``depth`` levels above the caller is executing the body of a class
+    decorated with ``ir_module``, which parses the whole class.
+
+    As in TVM, a ``@T.prim_func`` in a plain class is parsed on its own, at once.
+    """
     frame = sys._getframe(depth + 1)
-    return "__qualname__" in frame.f_locals and "__module__" in frame.f_locals
+    if "__qualname__" not in frame.f_locals or "__module__" not in frame.f_locals:
+        return False
+    # a decorated class body's code starts at its first decorator line
+    code = frame.f_code
+    for lineno in range(code.co_firstlineno, frame.f_lineno):
+        line = linecache.getline(code.co_filename, lineno).strip()
+        if not line:
+            return True  # no source to look at: assume a module class, as before
+        if line.startswith("class "):
+            return False
+        if line.startswith("@") and "ir_module" in line:
+            return True
+    return False
 
 
 def parse(program: Any, extra_vars: dict[str, Any] | None = None) -> Any:

@@ -8,7 +8,13 @@ import linecache
 import re
 import textwrap
 
+from mlckit.error import TVMError
 from mlckit.ir.node import Span
+
+
+class SourceNotFoundError(TVMError, OSError):
+    """The text of a decorated function or class cannot be read (e.g. typed at a bare
+    ``python`` prompt), so TVMScript cannot parse it."""
 
 
 class Source:
@@ -40,7 +46,7 @@ class Source:
                 lines, start = inspect.getsourcelines(obj)
                 name = inspect.getsourcefile(obj) or inspect.getfile(obj)
         except (OSError, TypeError) as err:
-            raise OSError(
+            raise SourceNotFoundError(
                 f"cannot read the source of {getattr(obj, '__name__', obj)!r}: TVMScript needs "
                 "its text (define it in a file or a notebook cell, or use mlckit.script.from_source)"
             ) from err

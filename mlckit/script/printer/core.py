@@ -28,6 +28,7 @@ from typing import Any
 
 import numpy as np
 
+from mlckit.error import TVMTypeError, TVMValueError
 from mlckit.ir.node import Node
 
 from . import doc as D
@@ -104,7 +105,7 @@ def register(cls: type, token: str = ""):
     def wrap(func):
         key = (token, cls)
         if key in _VTABLE:
-            raise ValueError(f"a printer for {cls.__name__} (token {token!r}) is already registered")
+            raise TVMValueError(f"a printer for {cls.__name__} (token {token!r}) is already registered")
         _VTABLE[key] = func
         return func
 
@@ -223,7 +224,7 @@ class IRDocsifier:
         func = _lookup(type(obj), self.tokens[-1])
         if func is None:
             if isinstance(obj, Node):
-                raise TypeError(f"the TVMScript printer does not know how to print {type(obj).__name__}")
+                raise TVMTypeError(f"the TVMScript printer does not know how to print {type(obj).__name__}")
             return self.add_metadata(obj)
         return func(obj, self)
 
@@ -231,7 +232,7 @@ class IRDocsifier:
         """``as_doc`` for something that must print as an expression."""
         doc = self.as_doc(obj)
         if not isinstance(doc, D.ExprDoc):
-            raise TypeError(f"{type(obj).__name__} does not print as an expression")
+            raise TVMTypeError(f"{type(obj).__name__} does not print as an expression")
         return doc
 
     # -- common prefixes of the dialects ---------------------------------------------------
@@ -370,7 +371,7 @@ def print_script(obj: Any, cfg: PrinterConfig) -> str:
         elif isinstance(doc, D.StmtDoc):
             stmts.append(doc)
         else:
-            raise TypeError(f"unexpected doc {type(doc).__name__}")
+            raise TVMTypeError(f"unexpected doc {type(doc).__name__}")
         if d.metadata:
             stmts.append(D.CommentDoc(
                 "Metadata omitted. Use max_inline_const=... in script() to print large constants inline."

@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import math
 
+from mlckit.error import TVMTypeError
+
 from . import doc as D
 
 # Python's precedence levels (higher binds tighter).
@@ -112,7 +114,7 @@ class PythonDocPrinter:
     def print(self, doc: D.Doc) -> None:
         method = getattr(self, "print_" + type(doc).__name__, None)
         if method is None:
-            raise TypeError(f"the doc printer cannot print {type(doc).__name__}")
+            raise TVMTypeError(f"the doc printer cannot print {type(doc).__name__}")
         method(doc)
 
     # -- expressions ---------------------------------------------------------------------
@@ -129,7 +131,7 @@ class PythonDocPrinter:
         elif isinstance(v, str):
             self.write(format_str(v))
         else:
-            raise TypeError(f"unsupported literal {v!r}")
+            raise TVMTypeError(f"unsupported literal {v!r}")
 
     def print_IdDoc(self, doc: D.IdDoc) -> None:
         self.write(doc.name)

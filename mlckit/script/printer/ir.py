@@ -6,6 +6,7 @@ then extern functions, then Relax functions, each group by name, and ``main`` la
 
 from __future__ import annotations
 
+from mlckit.error import TVMTypeError, TVMValueError
 from mlckit.ir.module import GlobalVar, IRModule
 from mlckit.ir.op import Op
 from mlckit.relax.expr import ExternFunc
@@ -27,7 +28,7 @@ def _order(item) -> tuple:
     elif isinstance(func, RelaxFunction):
         priority = 3
     else:
-        raise TypeError(f"TVMScript cannot print functions of type {type(func).__name__}")
+        raise TVMTypeError(f"TVMScript cannot print functions of type {type(func).__name__}")
     return (priority, gv.name_hint)
 
 
@@ -62,7 +63,7 @@ def print_module(mod: IRModule, d: IRDocsifier) -> D.Doc:
 def _module_ref_tir(mod: IRModule, d: IRDocsifier) -> D.Doc:
     doc = d.get_var_doc(mod)
     if doc is None:
-        raise ValueError("cannot refer to an IRModule before it is defined")
+        raise TVMValueError("cannot refer to an IRModule before it is defined")
     return doc
 
 

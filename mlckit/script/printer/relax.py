@@ -17,6 +17,7 @@ from dataclasses import fields, is_dataclass
 
 import numpy as np
 
+from mlckit.error import TVMValueError
 from mlckit.ir.module import GlobalVar, IRModule
 from mlckit.ir.node import Node
 from mlckit.ir.op import Op
@@ -91,7 +92,7 @@ def _tir_var(var: E.Var, d: IRDocsifier) -> D.Doc:
     if not d.is_defined(var):
         frame = relax_frame(d)
         if frame is None:
-            raise ValueError(f"no Relax scope in which to declare the TIR variable {var.name_hint!r}")
+            raise TVMValueError(f"no Relax scope in which to declare the TIR variable {var.name_hint!r}")
         if frame.func_vars is not None:
             frame.func_vars.add(id(var))
         lhs = d.define(var, frame, var.name_hint or "v")
@@ -260,7 +261,7 @@ def _global_var(gv: GlobalVar, d: IRDocsifier) -> D.Doc:
 def _module_ref(mod: IRModule, d: IRDocsifier) -> D.Doc:
     doc = d.get_var_doc(mod)
     if doc is None:
-        raise ValueError("cannot refer to an IRModule before it is defined")
+        raise TVMValueError("cannot refer to an IRModule before it is defined")
     if not d.cfg.module_alias:
         return doc
     frame = relax_frame(d)

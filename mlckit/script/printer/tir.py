@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
+from mlckit.error import TVMTypeError
 from mlckit.ir.module import GlobalVar
 from mlckit.ir.op import Op
 from mlckit.ir.structural import structural_equal
@@ -285,7 +286,7 @@ def _call(node: E.Call, d: IRDocsifier) -> D.Doc:
     elif isinstance(node.op, GlobalVar):
         prefix = d.expr(node.op)
     else:
-        raise TypeError(f"cannot print a TIR call of {type(node.op).__name__}")
+        raise TVMTypeError(f"cannot print a TIR call of {type(node.op).__name__}")
     args += [d.expr(a) for a in node.args]
     return prefix.call(*args)
 

@@ -226,8 +226,6 @@ class _Verifier:
             self.spans.pop()
 
     def _block(self, block: S.Block):
-        if not block.name_hint:
-            self.fail('a block needs a name: write T.block("name")')
         non_opaque = bool(block.iter_vars)
         for iv in block.iter_vars:
             self.expr(iv.dom.min)

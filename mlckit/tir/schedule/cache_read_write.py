@@ -27,9 +27,12 @@ STORAGE_SCOPES = ("global", "shared", "shared.dyn", "local", "warp", "wmma.matri
 
 
 def _check_scope(prim, scope):
-    if scope not in STORAGE_SCOPES:
+    # as TVM's StorageScope, a scope may carry a tag after its rank: "global.A_reg"
+    rank, _, tag = scope.partition(".") if isinstance(scope, str) else (scope, "", "")
+    if scope not in STORAGE_SCOPES and not (rank in ("global", "shared", "local") and tag):
         raise ScheduleError(prim, f"unknown storage scope {scope!r} (one of "
-                            f"{', '.join(STORAGE_SCOPES)})")
+                            f"{', '.join(STORAGE_SCOPES)}, or one of global/shared/local "
+                            "with a tag, e.g. 'global.A_reg')")
 
 
 def _loops_to_scope(block_sref, scope):

@@ -4,6 +4,9 @@ Every public primitive of ``Schedule`` is declared with ``@primitive``: its TVM 
 (``"Split"``), which parameters are *inputs* (random variables, ints and lists of them) and
 which are *attributes* (strings, flags).  The decorator records an ``Instruction`` in the
 schedule's trace after the primitive succeeded, which is how traces print and replay.
+
+Wherever an input takes a block, its name does too (``sch.compute_inline("B")``), as in
+TVM: the name is looked up with ``get_block`` first, which the trace records.
 """
 
 from __future__ import annotations
@@ -14,6 +17,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 INSTRUCTION_KINDS: dict[str, InstructionKind] = {}
+# inputs that take a block (or blocks): a block name is accepted there
+BLOCK_INPUTS = frozenset({"block", "block_or_loop", "blocks", "consumer_blocks"})
 
 
 @dataclass
@@ -55,10 +60,12 @@ def primitive(name: str, inputs=(), attrs=(), is_pure: bool = False, py_name: st
         def method(self, *args, **kwargs):
             bound = sig.bind(self, *args, **kwargs)
             bound.apply_defaults()
+            if self._depth == 0:
+                _resolve_block_names(self, kind, bound.arguments)
             self._depth += 1
             try:
                 self._decision = None
-                result = fn(self, *args, **kwargs)
+                result = fn(*bound.args, **bound.kwargs)
             finally:
                 self._depth -= 1
             if self._depth == 0 and self._trace is not None:
@@ -79,6 +86,17 @@ def primitive(name: str, inputs=(), attrs=(), is_pure: bool = False, py_name: st
         return method
 
     return wrap
+
+
+def _resolve_block_names(sch, kind: InstructionKind, arguments: dict) -> None:
+    """Replace block names among the block inputs by BlockRVs (``sch.get_block(name)``)."""
+    for param in BLOCK_INPUTS.intersection(kind.inputs):
+        value = arguments.get(param)
+        if isinstance(value, str):
+            arguments[param] = sch._block_by_name(value, kind.method)
+        elif isinstance(value, (list, tuple)) and any(isinstance(v, str) for v in value):
+            arguments[param] = type(value)(
+                sch._block_by_name(v, kind.method) if isinstance(v, str) else v for v in value)
 
 
 def _freeze(v):

@@ -19,6 +19,7 @@ from __future__ import annotations
 import inspect
 
 from mlckit.arith import Analyzer
+from mlckit.error import TVMValueError
 from mlckit.tir import expr as E
 from mlckit.tir import stmt as S
 from mlckit.tir.buffer import Buffer, BufferRegion
@@ -59,10 +60,10 @@ class IndexMap:
             pass
         if names is None:
             if ndim is None:
-                raise ValueError("IndexMap.from_func: give ndim for a function taking *args")
+                raise TVMValueError("IndexMap.from_func: give ndim for a function taking *args")
             names = [f"i{k}" for k in range(ndim)]
         if ndim is not None and len(names) != ndim:
-            raise ValueError(f"the index map takes {len(names)} index(es) but the buffer has "
+            raise TVMValueError(f"the index map takes {len(names)} index(es) but the buffer has "
                              f"{ndim} dimension(s)")
         ivars = [Var(n, index_dtype) for n in names]
         out = fn(*ivars)

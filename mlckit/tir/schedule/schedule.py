@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import random
 
+from mlckit.error import TVMTypeError, TVMValueError
 from mlckit.ir.module import IRModule
 from mlckit.tir.function import PrimFunc
 
@@ -57,10 +58,10 @@ class ScheduleBase:
         if isinstance(mod, PrimFunc):
             mod = IRModule({"main": mod})
         if not isinstance(mod, IRModule):
-            raise TypeError(f"tir.Schedule expects an IRModule or a PrimFunc, got {type(mod).__name__}")
+            raise TVMTypeError(f"tir.Schedule expects an IRModule or a PrimFunc, got {type(mod).__name__}")
         for gv, func in mod.functions.items():
             if isinstance(func, PrimFunc) and not has_root_block(func):
-                raise ValueError(
+                raise TVMValueError(
                     f"tir.Schedule: function {gv.name_hint!r} has no root block; write it with "
                     "T.block or let the parser add the implicit root block")
         self.state = ScheduleState(mod)
@@ -96,7 +97,9 @@ class ScheduleBase:
     def work_on(self, func_name: str) -> None:
         """Make ``func_name`` the function that ``get_block`` looks in by default."""
         if func_name not in self.mod:
-            raise ValueError(f"work_on: function {func_name!r} is not in the module")
+            names = ", ".join(gv.name_hint for gv in self.mod.functions)
+            raise ScheduleError("work_on", f"the module has no function {func_name!r} "
+                                f"(it has: {names})")
         self._func_working_on = func_name
 
     def copy(self):
@@ -226,10 +229,18 @@ class ScheduleBase:
                                 f"there is no PrimFunc named {func_name!r} (the module has {names})")
         return func_name
 
-    @primitive("GetBlock", attrs=("name", "func_name"), is_pure=True)
     def get_block(self, name: str, func_name: str | None = None) -> BlockRV:
-        """The block called ``name`` in ``func_name`` (default: the function worked on)."""
-        fname = self._func_name(func_name, "get_block")
+        """The block called ``name`` in ``func_name`` (default: the function worked on).
+
+        Example::
+
+            block_Y = sch.get_block("Y", func_name="mm_relu")
+        """
+        return self._get_block(name, self._func_name(func_name, "get_block"))
+
+    @primitive("GetBlock", attrs=("name", "func_name"), is_pure=True, py_name="get_block")
+    def _get_block(self, name: str, func_name: str) -> BlockRV:
+        fname = func_name  # resolved by get_block: the trace records the real name
         found = [r for r in self.state.func_refs[fname] if r.is_block and r.stmt.name_hint == name]
         if len(found) != 1:
             names = sorted({r.stmt.name_hint for r in self.state.func_refs[fname]
@@ -243,6 +254,13 @@ class ScheduleBase:
         return self._rv_for(found[0], BlockRV)
 
     get_sblock = get_block
+
+    def _block_by_name(self, name: str, primitive_name: str) -> BlockRV:
+        """``get_block(name)`` for a primitive given a block name; errors name the primitive."""
+        try:
+            return self.get_block(name)
+        except ScheduleError as err:
+            raise ScheduleError(primitive_name, err.detail) from None
 
     @primitive("GetLoops", inputs=("block",), is_pure=True)
     def get_loops(self, block: BlockRV) -> list[LoopRV]:

@@ -14,6 +14,8 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from mlckit.error import TVMValueError
+
 from .instruction import INSTRUCTION_KINDS, Instruction
 from .rv import BlockRV, ExprRV, LoopRV
 
@@ -156,7 +158,7 @@ class Trace:
         for i, (kind_name, inputs, attrs, outputs) in enumerate(insts):
             kind = INSTRUCTION_KINDS.get(kind_name)
             if kind is None:
-                raise ValueError(f"unknown instruction kind {kind_name!r} in the trace")
+                raise TVMValueError(f"unknown instruction kind {kind_name!r} in the trace")
             kwargs = dict(zip(kind.inputs, dec(inputs)))
             kwargs.update(zip(kind.attrs, attrs))
             if i in decided:

@@ -49,6 +49,7 @@ Example::
 from __future__ import annotations
 
 from mlckit.arith.analyzer import Analyzer, substitute
+from mlckit.error import TVMTypeError
 from mlckit.tir import expr as E
 from mlckit.tir import stmt as S
 from mlckit.tir.analysis.block_access_region import (
@@ -68,7 +69,7 @@ __all__ = ["compact_buffer_allocation"]
 def compact_buffer_allocation(func: PrimFunc) -> PrimFunc:
     """``func`` with every allocated buffer shrunk to the region one LCA iteration uses."""
     if not isinstance(func, PrimFunc):
-        raise TypeError(f"compact_buffer_allocation expects a tir.PrimFunc, got "
+        raise TVMTypeError(f"compact_buffer_allocation expects a tir.PrimFunc, got "
                         f"{type(func).__name__}")
     collector = _Collector()
     collector.stmt(func.body)

@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 
 from mlckit import relax
-from mlckit.ir import IRModule
+from mlckit.ir import IRModule, assert_structural_equal
 from mlckit.relax.expr import BindingBlock, DataflowVar
 from mlckit.relax.transform import (
     BindParams,
@@ -117,6 +117,30 @@ def test_bind_params_by_name_and_symbolic_dims():
     text = func.script()
     assert "R.Tensor((3, 4), dtype=\"float32\")" in text  # m replaced by 3
     assert "metadata" in text or "R.const" in text
+
+
+def test_bind_params_fixes_a_dimension_of_a_parameter_left_unbound():
+    # binding w (n, m) fixes m, which the unbound x (1, m) also uses: x becomes a new Var
+    # of shape (1, 4), and every use of x in the body must be that new Var
+    @R.function
+    def main(x: R.Tensor((1, "m"), "float32"), w: R.Tensor(("n", "m"), "float32")):
+        m, n = T.int64(), T.int64()
+        with R.dataflow():
+            y = R.call_dps_packed("ext", (x, w), R.Tensor((1, n), "float32"))
+            R.output(y)
+        return y
+
+    w = np.ones((3, 4), "float32")
+    out = BindParams("main", {"w": w})(IRModule({"main": main}))
+
+    @R.function
+    def expected(x: R.Tensor((1, 4), "float32")) -> R.Tensor((1, 3), "float32"):
+        with R.dataflow():
+            y = R.call_dps_packed("ext", (x, R.const(w)), R.Tensor((1, 3), "float32"))
+            R.output(y)
+        return y
+
+    assert_structural_equal(out["main"], expected.with_attr("global_symbol", "main"))
 
 
 def test_bind_params_errors():

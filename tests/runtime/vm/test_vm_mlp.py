@@ -144,13 +144,13 @@ def test_missing_packed_function_names_the_call_site():
             return y
 
     vm = relax.VirtualMachine(relax.build(Missing), mlckit.cpu())
-    with pytest.raises(Exception, match=r"env.not_registered_anywhere.*called from main"):
+    with pytest.raises(mlckit.TVMError, match=r"env.not_registered_anywhere.*called from main"):
         vm["main"](np.ones(2, "float32"))
 
 
 # -- argument checks at entry ---------------------------------------------------------------
 def test_argument_count_error(vm_call_tir):
-    with pytest.raises(TypeError, match=r"main expects 5 arguments \(x, w0, b0, w1, b1\), got 1"):
+    with pytest.raises(mlckit.TVMError, match=r"main expects 5 arguments \(x, w0, b0, w1, b1\), got 1"):
         vm_call_tir["main"](_x(1))
 
 

@@ -88,14 +88,6 @@ CASES = [
                 T.where(i < 2)
                 A[i] = T.float32(0)
         """, 4, "T.where must be used inside a `with T.block"),
-    ("block_without_a_name", """
-        @T.prim_func
-        def f(A: T.Buffer((4,), "float32")):
-            for i in range(4):
-                with T.block():
-                    vi = T.axis.spatial(4, i)
-                    A[vi] = T.float32(0)
-        """, 4, "a block needs a name"),
     ("unknown_dtype", """
         @T.prim_func
         def f(A: T.Buffer((4,), "flaot32")):

@@ -107,6 +107,19 @@ def test_set_scope():
     verify_trace_roundtrip(sch, elementwise)
 
 
+def test_a_tagged_scope_names_its_rank_and_a_tag():
+    # TVM's StorageScope: "global.A_reg" is global memory tagged A_reg (the course uses it to
+    # mark buffers a tensor intrinsic will read)
+    sch = tir.Schedule(elementwise)
+    cached = sch.cache_read(sch.get_block("C"), 0, "global.B_reg")
+    block = sch.get(cached)
+    assert block.name_hint == "B_global.B_reg"
+    assert block.writes[0].buffer.scope == "global.B_reg"
+    verify_numeric(elementwise, sch.mod)
+    expect_error(sch, lambda: sch.cache_read(sch.get_block("C"), 0, "texture.B"), "cache_read",
+                 "unknown storage scope 'texture.B'")
+
+
 def test_cache_errors():
     sch = tir.Schedule(elementwise)
     b = sch.get_block("B")

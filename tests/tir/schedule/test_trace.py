@@ -27,7 +27,7 @@ def test_trace_as_python():
     sch.reorder(i, j0, k, j1)
     lines = sch.trace.as_python()
     assert lines == [
-        'b0 = sch.get_block(name="C", func_name=None)',
+        'b0 = sch.get_block(name="C", func_name="main")',
         "l1, l2, l3 = sch.get_loops(block=b0)",
         "l4, l5 = sch.split(loop=l2, factors=[None, 4], preserve_unit_iters=True, "
         "disable_predication=False)",

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from mlckit.error import TVMTypeError
 from mlckit.ir.module import GlobalVar
 
 from ..base import IRBuilder, IRBuilderError, frame_of
@@ -86,7 +87,7 @@ def module_attrs(attrs: dict) -> None:
     """Set attributes of the module being built (``I.module_attrs({"system_lib_prefix": ""})``)."""
     frame = frame_of(IRModuleFrame, "I.module_attrs")
     if not isinstance(attrs, dict):
-        raise TypeError(f"I.module_attrs expects a dict, got {type(attrs).__name__}")
+        raise TVMTypeError(f"I.module_attrs expects a dict, got {type(attrs).__name__}")
     frame.attrs.update(attrs)
 
 

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from mlckit.error import TVMTypeError, TVMValueError
 from mlckit.ir.module import GlobalVar
 from mlckit.relax.expr import (
     Call,
@@ -68,7 +69,7 @@ def func_attr(attrs: dict) -> None:
     """Set attributes of the current function (``R.func_attr({"relax.force_pure": True})``)."""
     frame = frame_of(FunctionFrame, "R.func_attr")
     if not isinstance(attrs, dict):
-        raise TypeError(f"R.func_attr expects a dict, got {type(attrs).__name__}")
+        raise TVMTypeError(f"R.func_attr expects a dict, got {type(attrs).__name__}")
     for key, value in attrs.items():
         if key == "global_symbol" and frame.is_private:
             raise IRBuilderError("a private function may not have the global_symbol attribute, "
@@ -345,7 +346,7 @@ class MatchCastPair:
 def match_cast(value: Any, struct_info: Any) -> MatchCastPair:
     """``y = R.match_cast(x, R.Tensor((n, m), "float32"))`` in a script (bind it!)."""
     if value is None:
-        raise ValueError("the value of R.match_cast cannot be None")
+        raise TVMValueError("the value of R.match_cast cannot be None")
     return MatchCastPair(value, to_struct_info(struct_info))
 
 

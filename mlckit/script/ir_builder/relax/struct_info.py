@@ -17,6 +17,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from mlckit.error import TVMTypeError, TVMValueError
 from mlckit.relax.expr import Expr, ShapeExpr, Var
 from mlckit.relax.struct_info import (
     FuncStructInfo,
@@ -66,7 +67,7 @@ def _symbol_table(names: dict | None) -> tuple[dict, bool]:
         frame = IRBuilder.find_frame(FunctionFrame)
         if frame is not None:
             return frame.symbolic_vars, True
-    raise ValueError("string dims such as \"n\" are only allowed in the signature of an "
+    raise TVMValueError("string dims such as \"n\" are only allowed in the signature of an "
                      "R.function (parameters and return annotation); elsewhere use the "
                      "variable itself: n = T.int64() then R.Tensor((n,), ...)")
 
@@ -84,14 +85,14 @@ def eval_dim(value: Any, names: dict | None) -> PrimExpr:
 
             var = table[value] = TirVar(value, "int64")
             return var
-        raise ValueError(f"undefined symbolic variable {value!r} in a shape annotation")
+        raise TVMValueError(f"undefined symbolic variable {value!r} in a shape annotation")
     from mlckit.script import tir as T  # noqa: N812
 
     env = {"T": T, **table}
     try:
         return eval(compile(value, "<shape>", "eval"), env)  # noqa: S307 - the script's own text
     except NameError as err:
-        raise ValueError(f"undefined symbolic variable {err.name!r} in the shape expression "
+        raise TVMValueError(f"undefined symbolic variable {err.name!r} in the shape expression "
                          f"{value!r}: a symbolic var must appear alone as a dim (\"{err.name}\") "
                          "somewhere in the parameters to be defined") from None
 
@@ -102,23 +103,23 @@ def _check_dtype(dtype) -> str:
     try:
         return dt.check_dtype(dtype)
     except ValueError as err:
-        raise ValueError(str(err)) from None
+        raise TVMValueError(str(err)) from None
 
 
 class TensorProxy(StructInfoProxy):
     def __init__(self, shape=None, dtype=None, ndim: int = -1, vdevice=None):
         if isinstance(shape, Expr):
             if not isinstance(shape, (ShapeExpr, Var)):
-                raise ValueError("when the shape of R.Tensor is an expression it must be a shape "
+                raise TVMValueError("when the shape of R.Tensor is an expression it must be a shape "
                                  f"(R.shape([...]) or a shape variable), got {type(shape).__name__}")
         elif shape is not None and not isinstance(shape, (list, tuple)):
-            raise ValueError(f"the shape of R.Tensor must be a tuple or list, got {shape!r}")
+            raise TVMValueError(f"the shape of R.Tensor must be a tuple or list, got {shape!r}")
         if not isinstance(ndim, int) or isinstance(ndim, bool):
-            raise TypeError(f"ndim of R.Tensor must be an int, got {ndim!r}")
+            raise TVMTypeError(f"ndim of R.Tensor must be an int, got {ndim!r}")
         if ndim < -1:
-            raise ValueError(f"ndim of R.Tensor must be -1 (unknown) or non-negative, got {ndim}")
+            raise TVMValueError(f"ndim of R.Tensor must be -1 (unknown) or non-negative, got {ndim}")
         if isinstance(shape, (list, tuple)) and ndim not in (-1, len(shape)):
-            raise ValueError(f"R.Tensor got a shape of {len(shape)} dims but ndim={ndim}")
+            raise TVMValueError(f"R.Tensor got a shape of {len(shape)} dims but ndim={ndim}")
         self.shape = shape
         self.dtype = _check_dtype(dtype)
         self.ndim = ndim
@@ -135,7 +136,7 @@ class TensorProxy(StructInfoProxy):
         dims = [eval_dim(s, names) for s in self.shape]
         for d in dims:
             if not isinstance(convert(d), PrimExpr):
-                raise TypeError(f"a dim of R.Tensor must be an int or a TIR expression, got {d!r}")
+                raise TVMTypeError(f"a dim of R.Tensor must be an int or a TIR expression, got {d!r}")
         return TensorStructInfo(dims, self.dtype)
 
 
@@ -205,7 +206,7 @@ def Object() -> ObjectProxy:  # noqa: N802
 class PrimProxy(StructInfoProxy):
     def __init__(self, dtype=None, value=None):
         if dtype is None and value is None:
-            raise TypeError("R.Prim needs a dtype or a value: R.Prim(\"int64\") or R.Prim(value=n)")
+            raise TVMTypeError("R.Prim needs a dtype or a value: R.Prim(\"int64\") or R.Prim(value=n)")
         self.dtype = None if dtype is None else _check_dtype(dtype)
         self.value = value
 
@@ -222,7 +223,7 @@ class PrimProxy(StructInfoProxy):
             value = convert(value, self.dtype or ("int64" if isinstance(value, int) else None))
         value = convert(value)
         if self.dtype and value.dtype != self.dtype:
-            raise ValueError(f"R.Prim got dtype {self.dtype!r} but a value of dtype {value.dtype}")
+            raise TVMValueError(f"R.Prim got dtype {self.dtype!r} but a value of dtype {value.dtype}")
         return PrimStructInfo(self.dtype or value.dtype, value)
 
 
@@ -269,7 +270,7 @@ def to_struct_info(value: Any, names: dict | None = None) -> StructInfo:
         return value().as_struct_info(names)
     if value is None:
         return TupleStructInfo([])
-    raise TypeError(f"expected a struct info annotation such as R.Tensor((n, 128), \"float32\"), "
+    raise TVMTypeError(f"expected a struct info annotation such as R.Tensor((n, 128), \"float32\"), "
                     f"got {value!r}")
 
 

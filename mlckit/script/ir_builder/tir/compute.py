@@ -20,6 +20,7 @@ from __future__ import annotations
 import inspect
 from collections.abc import Callable, Sequence
 
+from mlckit.error import TVMTypeError, TVMValueError
 from mlckit.script.ir_builder.base import IRBuilder
 from mlckit.tir.buffer import Buffer
 from mlckit.tir.expr import convert
@@ -30,11 +31,11 @@ from .ir import axis, block, buffer_store, grid, init
 def compute(name: str, out: Buffer, fcompute: Callable, reduce: Sequence = (), init_value=0) -> None:
     """Write ``fcompute(*indices)`` to every element of ``out`` (summed over ``reduce``)."""
     if not isinstance(out, Buffer):
-        raise TypeError(f"T.compute writes into a buffer, got {type(out).__name__}")
+        raise TVMTypeError(f"T.compute writes into a buffer, got {type(out).__name__}")
     spatial, reduction = list(out.shape), list(reduce)
     names = list(inspect.signature(fcompute).parameters)
     if len(names) != len(spatial) + len(reduction):
-        raise ValueError(
+        raise TVMValueError(
             f"T.compute({name!r}): the function takes {len(names)} argument(s) but {out.name!r} "
             f"has {len(spatial)} dimension(s) and there are {len(reduction)} reduction extent(s)"
         )

@@ -24,6 +24,7 @@ from numbers import Integral
 from typing import Any
 
 from mlckit.arith import Analyzer
+from mlckit.error import TVMIndexError, TVMTypeError, TVMValueError
 from mlckit.tir import dtype as dt
 from mlckit.tir import expr as E
 from mlckit.tir import stmt as S
@@ -70,12 +71,12 @@ def _shape(shape) -> list:
     if isinstance(shape, (PrimExpr, Integral)):
         shape = (shape,)
     if not isinstance(shape, (list, tuple)):
-        raise TypeError(f"a buffer shape must be a tuple of sizes, got {type(shape).__name__}")
+        raise TVMTypeError(f"a buffer shape must be a tuple of sizes, got {type(shape).__name__}")
     out = []
     for s in shape:
         s = convert(s)
         if not isinstance(s, PrimExpr) or not (dt.is_int(s.dtype)):
-            raise TypeError(f"a buffer dimension must be an integer expression, got {s!r}")
+            raise TVMTypeError(f"a buffer dimension must be an integer expression, got {s!r}")
         out.append(s)
     return out
 
@@ -83,7 +84,7 @@ def _shape(shape) -> list:
 def _buffer_decl(shape, dtype, name, data, strides, elem_offset, scope, align,
                  offset_factor, buffer_type, axis_separators) -> Buffer:
     if buffer_type not in ("", "default", "auto"):
-        raise ValueError(f"buffer_type must be 'default' or 'auto', got {buffer_type!r}")
+        raise TVMValueError(f"buffer_type must be 'default' or 'auto', got {buffer_type!r}")
     shape = _shape(shape)
     dtype = dt.check_dtype(dtype)
     if strides:
@@ -159,7 +160,7 @@ def arg(name: str, obj):
         IRBuilder.name(name, obj)
         frame.args.append(obj)
         return obj
-    raise TypeError(f"a PrimFunc parameter must be a T.Buffer or a scalar Var (T.handle, "
+    raise TVMTypeError(f"a PrimFunc parameter must be a T.Buffer or a scalar Var (T.handle, "
                     f"T.int32() …), got {type(obj).__name__}")
 
 
@@ -176,9 +177,9 @@ def func_attr(attrs: dict) -> None:
     frame = _prim_func_frame("T.func_attr")
     for key, value in attrs.items():
         if key == "global_symbol" and frame.is_private:
-            raise ValueError("a private function may not have a global_symbol attribute")
+            raise TVMValueError("a private function may not have a global_symbol attribute")
         if key in frame.attrs:
-            raise ValueError(f"duplicate PrimFunc attribute {key!r}")
+            raise TVMValueError(f"duplicate PrimFunc attribute {key!r}")
         frame.attrs[key] = value
 
 
@@ -206,13 +207,13 @@ def match_buffer(param, shape=None, dtype="float32", data=None, strides=None, el
             dtype = param.buffer.dtype
             shape = [r.extent for r in param.region]
         else:
-            raise ValueError("T.match_buffer needs a shape when binding a parameter")
+            raise TVMValueError("T.match_buffer needs a shape when binding a parameter")
     buf = _buffer_decl(shape, dtype, "", data, strides, elem_offset, scope, align,
                        offset_factor, buffer_type, axis_separators)
     if isinstance(param, Var):
         frame = _prim_func_frame("T.match_buffer")
         if not any(a is param for a in frame.args):
-            raise ValueError(f"T.match_buffer: {param.name_hint!r} is not a parameter of the "
+            raise TVMValueError(f"T.match_buffer: {param.name_hint!r} is not a parameter of the "
                              "function (only a T.handle parameter can be matched)")
         frame.buffer_map[param] = buf
         return buf
@@ -222,7 +223,7 @@ def match_buffer(param, shape=None, dtype="float32", data=None, strides=None, el
         frame = frames._block_frame("T.match_buffer(region)")
         frame.match_buffers.append(MatchBufferRegion(buf, param, span=current_span()))
         return buf
-    raise TypeError(f"T.match_buffer expects a T.handle parameter or a buffer region, "
+    raise TVMTypeError(f"T.match_buffer expects a T.handle parameter or a buffer region, "
                     f"got {type(param).__name__}")
 
 
@@ -234,7 +235,7 @@ def _region_from_load(load: E.BufferLoad) -> BufferRegion:
 def block(name: str = "", no_realize: bool = False) -> BlockFrame:
     """Open a block: ``with T.block("C"):``."""
     if not isinstance(name, str):
-        raise TypeError(f"a block name must be a string, got {type(name).__name__}")
+        raise TVMTypeError(f"a block name must be a string, got {type(name).__name__}")
     return BlockFrame(name, no_realize)
 
 
@@ -253,9 +254,9 @@ def where(predicate) -> None:
         predicate = E.IntImm("bool", bool(predicate))
     predicate = convert(predicate)
     if not isinstance(predicate, PrimExpr):
-        raise TypeError(f"T.where expects a boolean expression, got {type(predicate).__name__}")
+        raise TVMTypeError(f"T.where expects a boolean expression, got {type(predicate).__name__}")
     if frame.predicate is not None:
-        raise ValueError(f"block {frame.name!r} already has a T.where predicate")
+        raise TVMValueError(f"block {frame.name!r} already has a T.where predicate")
     frame.predicate = predicate
 
 
@@ -269,7 +270,7 @@ def _regions(method: str, slices) -> list:
         elif isinstance(s, E.BufferLoad):
             out.append(_region_from_load(s))
         else:
-            raise TypeError(f"{method} expects buffer regions like A[vi, 0:4], got "
+            raise TVMTypeError(f"{method} expects buffer regions like A[vi, 0:4], got "
                             f"{type(s).__name__}")
     return out
 
@@ -278,7 +279,7 @@ def reads(*buffer_slices) -> None:
     """Declare the regions a block reads: ``T.reads(A[vi, vk], B[vk, vj])``."""
     frame = frames._block_frame("T.reads")
     if frame.reads is not None:
-        raise ValueError(f"block {frame.name!r} already has T.reads")
+        raise TVMValueError(f"block {frame.name!r} already has T.reads")
     frame.reads = _regions("T.reads", buffer_slices)
 
 
@@ -286,7 +287,7 @@ def writes(*buffer_slices) -> None:
     """Declare the regions a block writes: ``T.writes(C[vi, vj])``."""
     frame = frames._block_frame("T.writes")
     if frame.writes is not None:
-        raise ValueError(f"block {frame.name!r} already has T.writes")
+        raise TVMValueError(f"block {frame.name!r} already has T.writes")
     frame.writes = _regions("T.writes", buffer_slices)
 
 
@@ -298,7 +299,7 @@ def block_attr(attrs: dict) -> None:
         if key in merged and isinstance(merged[key], dict) and isinstance(value, dict):
             merged[key] = {**merged[key], **value}
         elif key in merged and merged[key] != value:
-            raise ValueError(f"block annotation {key!r} is set twice with different values")
+            raise TVMValueError(f"block annotation {key!r} is set twice with different values")
         else:
             merged[key] = value
     frame.annotations = merged
@@ -334,7 +335,7 @@ def _as_range(dom) -> Range:
         return dom
     if isinstance(dom, (list, tuple)):
         if len(dom) != 2:
-            raise ValueError(f"an iterator domain (begin, end) has two values, got {len(dom)}")
+            raise TVMValueError(f"an iterator domain (begin, end) has two values, got {len(dom)}")
         begin, end = convert(dom[0]), convert(dom[1])
         if isinstance(begin, PrimExpr) and isinstance(end, PrimExpr) and begin.dtype != end.dtype:
             begin, end = E._match(begin, end)
@@ -356,7 +357,7 @@ def _push_block_var(iter_var: IterVar, binding) -> Var:
                              "`with T.block(...)`")
     binding = convert(binding)
     if not isinstance(binding, PrimExpr):
-        raise TypeError(f"a block iterator is bound to an integer expression, got "
+        raise TVMTypeError(f"a block iterator is bound to an integer expression, got "
                         f"{type(binding).__name__}")
     last.iter_vars.append(iter_var)
     last.iter_values.append(binding)
@@ -394,7 +395,7 @@ class axis:  # noqa: N801 - TVM's name
         bindings = list(bindings) if isinstance(bindings, (list, tuple)) else [bindings]
         if len(kinds) != len(bindings):
             longer = "longer" if len(kinds) > len(bindings) else "shorter"
-            raise ValueError(
+            raise TVMValueError(
                 f"T.axis.remap: the iterator-kind string {kinds!r} is {longer} than the loops "
                 f"it remaps ({len(kinds)} kinds for {len(bindings)} loop variables); give one "
                 "letter per loop variable"
@@ -402,10 +403,10 @@ class axis:  # noqa: N801 - TVM's name
         results = []
         for kind, binding in zip(kinds, bindings):
             if kind not in _KINDS:
-                raise ValueError(f"T.axis.remap: unknown iterator kind {kind!r} in {kinds!r}: "
+                raise TVMValueError(f"T.axis.remap: unknown iterator kind {kind!r} in {kinds!r}: "
                                  "use 'S' (spatial) or 'R' (reduce)")
             if not isinstance(binding, Var):
-                raise TypeError("T.axis.remap binds loop variables only; use T.axis.spatial/"
+                raise TVMTypeError("T.axis.remap binds loop variables only; use T.axis.spatial/"
                                 "T.axis.reduce for an expression")
             dom = _loop_dom(binding)
             iv = IterVar(dom, Var("", binding.dtype, span=current_span()), _KINDS[kind],
@@ -420,7 +421,7 @@ def _loop_dom(var: Var) -> Range:
             for v, d in zip(frame.vars, frame.doms):
                 if v is var:
                     return d
-    raise ValueError(f"T.axis.remap: {var.name_hint!r} is not the variable of an enclosing loop")
+    raise TVMValueError(f"T.axis.remap: {var.name_hint!r} is not the variable of an enclosing loop")
 
 
 # -- loops ----------------------------------------------------------------------------------------
@@ -431,7 +432,7 @@ def _start_stop(start, stop):
     start, stop = convert(start), convert(stop)
     for v in (start, stop):
         if not isinstance(v, PrimExpr) or not dt.is_int(v.dtype):
-            raise TypeError(f"loop bounds must be integers, got {v!r}")
+            raise TVMTypeError(f"loop bounds must be integers, got {v!r}")
     if start.dtype != stop.dtype:
         start, stop = E._match(start, stop)
     return start, stop
@@ -454,7 +455,7 @@ def _for(kind: S.ForKind, start, stop, annotations, thread=None) -> ForFrame:
 
 def _check_step(step):
     if step is not None and not (isinstance(step, int) and step == 1):
-        raise ValueError("mlckit loops have unit steps only")
+        raise TVMValueError("mlckit loops have unit steps only")
 
 
 def serial(start, stop=None, *, annotations=None, step=None) -> ForFrame:
@@ -485,7 +486,7 @@ def thread_binding(start, stop=None, thread: str | None = None, *, annotations=N
     """A loop bound to a GPU thread axis: ``for tx in T.thread_binding(32, thread="threadIdx.x"):``."""
     if thread is None:
         if not isinstance(stop, str):
-            raise ValueError("T.thread_binding needs a thread, e.g. thread=\"threadIdx.x\"")
+            raise TVMValueError("T.thread_binding needs a thread, e.g. thread=\"threadIdx.x\"")
         thread, stop = stop, None
     return _for(S.ForKind.THREAD_BINDING, start, stop, annotations, thread)
 
@@ -493,12 +494,12 @@ def thread_binding(start, stop=None, thread: str | None = None, *, annotations=N
 def grid(*extents) -> ForFrame:
     """Nested serial loops: ``for i, j, k in T.grid(128, 128, 128):``."""
     if not extents:
-        raise ValueError("T.grid needs at least one extent")
+        raise TVMValueError("T.grid needs at least one extent")
     vars_, doms = [], []
     for extent in extents:
         extent = convert(extent)
         if not isinstance(extent, PrimExpr) or not dt.is_int(extent.dtype):
-            raise TypeError(f"T.grid extents must be integers, got {extent!r}")
+            raise TVMTypeError(f"T.grid extents must be integers, got {extent!r}")
         vars_.append(Var("v", extent.dtype, span=current_span()))
         doms.append(Range(E.IntImm(extent.dtype, 0), extent))
 
@@ -514,7 +515,7 @@ def range_sugar(start, stop=None, step=None, *, annotations=None) -> ForFrame:
     """``range(...)`` inside a TIR script: a serial loop (positive literal step only)."""
     if step is not None:
         if not isinstance(step, int) or step <= 0:
-            raise ValueError(f"range() in TIR needs a positive literal step, got {step}")
+            raise TVMValueError(f"range() in TIR needs a positive literal step, got {step}")
     return serial(start, stop, annotations=annotations, step=step)
 
 
@@ -544,7 +545,7 @@ def LetStmt(value, type_annotation=None, *, var: Var | None = None) -> LetFrame:
 def Let(expr, where: dict) -> PrimExpr:  # noqa: N802 - TVM's name
     """A let *expression*: ``T.Let(x + 1, where={x: 2})``."""
     if len(where) != 1:
-        raise ValueError("T.Let binds exactly one variable")
+        raise TVMValueError("T.Let binds exactly one variable")
     (var, value), = where.items()
     return E.Let(var, convert(value, var.dtype), convert(expr))
 
@@ -628,15 +629,15 @@ def launch_thread(thread, extent) -> LaunchThreadFrame:
 def buffer_store(buffer: Buffer, value, indices, predicate=None) -> None:
     """``buffer[indices] = value`` (the value is cast to the buffer's dtype, as TVM does)."""
     if not isinstance(buffer, Buffer):
-        raise TypeError(f"cannot store into a {type(buffer).__name__}: only buffers can be "
+        raise TVMTypeError(f"cannot store into a {type(buffer).__name__}: only buffers can be "
                         "assigned with [...]")
     if not isinstance(indices, (list, tuple)):
         indices = [indices]
     indices = list(indices)
     if any(isinstance(i, slice) for i in indices):
-        raise ValueError("storing to a slice (a vector store) is not supported by mlckit")
+        raise TVMValueError("storing to a slice (a vector store) is not supported by mlckit")
     if len(indices) != len(buffer.shape):
-        raise IndexError(f"buffer {buffer.name!r} has {len(buffer.shape)} dimension(s) but is "
+        raise TVMIndexError(f"buffer {buffer.name!r} has {len(buffer.shape)} dimension(s) but is "
                          f"indexed with {len(indices)} index(es)")
     index_dtype = next((i.dtype for i in indices if isinstance(i, PrimExpr)), None)
     indices = [convert(i, index_dtype) for i in indices]
@@ -644,7 +645,7 @@ def buffer_store(buffer: Buffer, value, indices, predicate=None) -> None:
         value = E.IntImm("bool", value)
     value = convert(value, buffer.dtype)
     if not isinstance(value, PrimExpr):
-        raise TypeError(f"cannot store a {type(value).__name__} into buffer {buffer.name!r}")
+        raise TVMTypeError(f"cannot store a {type(value).__name__} into buffer {buffer.name!r}")
     if value.dtype != buffer.dtype:
         value = E.cast(value, buffer.dtype)
     add_to_parent(S.BufferStore(buffer, value, indices, span=current_span()))

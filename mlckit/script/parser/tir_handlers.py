@@ -22,6 +22,7 @@ import ast
 import contextlib
 from typing import Any
 
+from mlckit.error import TVMValueError
 from mlckit.ir.diagnostics import DiagnosticError
 from mlckit.script.ir_builder import tir as T
 from mlckit.script.ir_builder.base import IRBuilder, IRBuilderFrame
@@ -61,7 +62,7 @@ def _enter_until_scope_ends(frame: IRBuilderFrame):
     """Enter ``frame`` now; it is exited when the enclosing builder frame exits."""
     parent = IRBuilder.last_frame()
     if parent is None:
-        raise ValueError("a TIR frame can only be opened inside a T.prim_func")
+        raise TVMValueError("a TIR frame can only be opened inside a T.prim_func")
     parent.add_callback(lambda: frame.__exit__(None, None, None))
     return frame.__enter__()
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 import ast
 from typing import Any
 
+from mlckit.error import TVMAttributeError
 from mlckit.script.ir_builder.base import IRBuilder
 from mlckit.script.ir_builder.ir import frame as iframe
 from mlckit.script.ir_builder.ir import ir as I  # noqa: N812
@@ -25,7 +26,7 @@ class ModuleWithGlobalVars:
         self.__dict__["__name__"] = f"the IRModule {name!r}"  # for "... has no attribute" errors
 
     def __getattr__(self, attr: str):
-        raise AttributeError(f"cannot find the function {attr!r} in the IRModule "
+        raise TVMAttributeError(f"cannot find the function {attr!r} in the IRModule "
                              f"{self.__dict__['_name']!r}")
 
     def __repr__(self) -> str:

@@ -1,0 +1,170 @@
+"""Built code as TVM's runtime hands it out: ``Module`` (functions by name), ``Executable``
+(what ``tvm.compile`` returns) and ``time_evaluator``'s ``BenchmarkResult``.
+
+Example::
+
+    ex = tvm.compile(MyModule, target="llvm")     # an Executable
+    ex["mm_relu"](a, b, c)                        # a function of its module
+    timer = ex.mod.time_evaluator("mm_relu", tvm.cpu(), number=10)
+    print(timer(a, b, c).mean)                    # seconds per call
+"""
+
+from __future__ import annotations
+
+import statistics
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+from mlckit.error import TVMAttributeError, TVMTypeError
+
+__all__ = ["BenchmarkResult", "Executable", "Module", "time_evaluator"]
+
+
+@dataclass
+class BenchmarkResult:
+    """Timings in seconds, as TVM's: ``results`` has one mean per repeat."""
+
+    results: list = field(default_factory=list)
+
+    @property
+    def mean(self) -> float:
+        return statistics.fmean(self.results)
+
+    @property
+    def median(self) -> float:
+        return statistics.median(self.results)
+
+    @property
+    def min(self) -> float:
+        return min(self.results)
+
+    @property
+    def max(self) -> float:
+        return max(self.results)
+
+    @property
+    def std(self) -> float:
+        return statistics.pstdev(self.results) if len(self.results) > 1 else 0.0
+
+    def __str__(self) -> str:
+        ms = 1e3
+        return (f"Execution time summary:\n {'mean (ms)':>10} {'median (ms)':>12} "
+                f"{'max (ms)':>10} {'min (ms)':>10} {'std (ms)':>10}\n "
+                f"{self.mean * ms:10.4f} {self.median * ms:12.4f} {self.max * ms:10.4f} "
+                f"{self.min * ms:10.4f} {self.std * ms:10.4f}")
+
+    __repr__ = __str__
+
+
+def time_evaluator(func: Callable, dev=None, number: int = 10, repeat: int = 1,
+                   min_repeat_ms: float = 0) -> Callable:
+    """A timer for ``func``: ``timer(*args)`` runs it once to warm up, then ``repeat`` times
+    ``number`` calls (doubling ``number`` until a repeat lasts ``min_repeat_ms``), and
+    returns a :class:`BenchmarkResult` of seconds per call."""
+
+    def evaluator(*args) -> BenchmarkResult:
+        func(*args)  # warm-up (and Numba's compilation)
+        results = []
+        for _ in range(max(1, repeat)):
+            n = max(1, number)
+            while True:
+                start = time.perf_counter()
+                for _ in range(n):
+                    func(*args)
+                elapsed = time.perf_counter() - start
+                if elapsed * 1e3 >= min_repeat_ms or n >= 1 << 20:
+                    break
+                n *= 2
+            results.append(elapsed / n)
+        if dev is not None and hasattr(dev, "sync"):
+            dev.sync()
+        return BenchmarkResult(results)
+
+    return evaluator
+
+
+class Module:
+    """Built functions by name: ``mod["mm_relu"](a, b, c)``; ``mod(a, b, c)`` when there is
+    one function, which also answers to ``"main"`` (TVM's entry function).
+    ``mod.get_source()`` shows the generated Python."""
+
+    def __init__(self, functions: dict, target: str, backend: str):
+        self.functions = dict(functions)
+        self.target = target
+        self.backend = backend
+
+    def __getitem__(self, name: str):
+        return self.get_function(name)
+
+    def get_function(self, name: str, query_imports: bool = False):
+        if name in self.functions:
+            return self.functions[name]
+        if name == "main" and len(self.functions) == 1:
+            return next(iter(self.functions.values()))
+        have = ", ".join(sorted(self.functions)) or "none"
+        raise TVMAttributeError(f"the module has no function {name!r} (it has: {have})")
+
+    def __contains__(self, name: str) -> bool:
+        return name in self.functions or (name == "main" and len(self.functions) == 1)
+
+    def __call__(self, *args):
+        if len(self.functions) != 1:
+            raise TVMTypeError(
+                "this module has several functions: call one by name, mod['name'](...)")
+        return next(iter(self.functions.values()))(*args)
+
+    @property
+    def entry_name(self) -> str:
+        return next(iter(self.functions))
+
+    def get_source(self, fmt: str = "") -> str:
+        return "\n\n".join(str(f.source) for f in self.functions.values())
+
+    def time_evaluator(self, func_name: str, dev=None, number: int = 10, repeat: int = 1,
+                       min_repeat_ms: float = 0, f_preproc: str = "", **_ignored) -> Callable:
+        """A timer for ``func_name`` (see :func:`time_evaluator`).
+
+        Example::
+
+            timer = mod.time_evaluator("mm_relu", tvm.cpu(), number=10, repeat=3)
+            timer(a, b, c).mean     # seconds per call
+        """
+        return time_evaluator(self.get_function(func_name), dev, number, repeat, min_repeat_ms)
+
+    def __repr__(self) -> str:
+        return f"<mlckit runtime Module ({self.backend}): {', '.join(self.functions)}>"
+
+
+class Executable:
+    """What ``tvm.compile`` returns for a TIR module: ``ex.mod`` is the runtime
+    :class:`Module`; ``ex["name"]`` one of its functions; ``ex(*args)`` its ``main``.
+
+    Example::
+
+        ex = tvm.compile(MyModule, target="llvm")
+        ex["mm_relu"](a, b, c)
+        ex.mod.time_evaluator("mm_relu", tvm.cpu())(a, b, c).mean
+    """
+
+    def __init__(self, mod: Module):
+        self.mod = mod
+
+    def __getitem__(self, name: str):
+        return self.mod.get_function(name)
+
+    def __call__(self, *args):
+        return self.mod.get_function("main")(*args)
+
+    def jit(self, **_ignored) -> Module:
+        """The runnable module (already runnable: Numba compiles on first call)."""
+        return self.mod
+
+    def get_source(self, fmt: str = "") -> str:
+        return self.mod.get_source(fmt)
+
+    def time_evaluator(self, func_name: str, dev=None, **kwargs) -> Callable:
+        return self.mod.time_evaluator(func_name, dev, **kwargs)
+
+    def __repr__(self) -> str:
+        return f"<mlckit Executable: {self.mod!r}>"

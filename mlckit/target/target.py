@@ -1,0 +1,233 @@
+"""``Target``: a target kind (``llvm``, ``cuda`` …) with its attributes, parsed from TVM's
+string or dict forms.
+
+``"llvm -mcpu=skylake --num-cores=4"`` reads as kind ``llvm`` with attributes
+``{"mcpu": "skylake", "num-cores": 4}``; ``{"kind": "cuda", "arch": "sm_80"}`` is the dict
+form.  mlckit compiles ``llvm`` / ``c`` (and its own ``numba``, ``lnumpy``) through Numba;
+the other kinds TVM knows can be named, and the build step says whether a backend exists.
+"""
+
+from __future__ import annotations
+
+import difflib
+import threading
+from dataclasses import dataclass
+
+from mlckit.error import TVMValueError
+
+
+@dataclass(frozen=True)
+class TargetKind:
+    """A kind of target: its name, the device it runs on and the attributes it accepts."""
+
+    name: str
+    device_type: str
+    options: frozenset
+    keys: tuple
+
+    def __repr__(self) -> str:
+        return f"TargetKind({self.name!r})"
+
+    def __str__(self) -> str:
+        return self.name
+
+
+_COMMON = {"keys", "tag", "device", "model", "libs", "host", "from_device", "target_device_type"}
+_CPU = _COMMON | {"mtriple", "mcpu", "mattr", "mfloat-abi", "mabi", "num-cores", "opt-level",
+                  "fast-math", "fast-math-nnan", "fast-math-ninf", "fast-math-nsz",
+                  "fast-math-arcp", "fast-math-contract", "fast-math-reassoc", "cl-opt",
+                  "jit", "vector-width", "link-params", "system-lib", "runtime", "constants-byte-alignment"}
+_GPU = _COMMON | {"arch", "max_num_threads", "max_threads_per_block", "thread_warp_size",
+                  "max_shared_memory_per_block", "registers_per_block", "l2_cache_size_bytes",
+                  "mcpu", "mtriple", "mattr", "max_function_args", "supports_float16"}
+
+
+def _kind(name, device, options, keys):
+    return TargetKind(name, device, frozenset(options), tuple(keys))
+
+
+KINDS: dict[str, TargetKind] = {k.name: k for k in (
+    _kind("llvm", "cpu", _CPU, ("cpu",)),
+    _kind("c", "cpu", _CPU, ("cpu",)),
+    _kind("numba", "cpu", _CPU, ("cpu",)),     # mlckit: Numba's njit (what "llvm" means here)
+    _kind("lnumpy", "cpu", _CPU, ("cpu",)),    # mlckit: the checked low-level NumPy twin
+    _kind("cuda", "cuda", _GPU, ("cuda", "gpu")),
+    _kind("nvptx", "cuda", _GPU, ("cuda", "gpu")),
+    _kind("rocm", "rocm", _GPU, ("rocm", "gpu")),
+    _kind("opencl", "opencl", _GPU, ("opencl", "gpu")),
+    _kind("vulkan", "vulkan", _GPU, ("vulkan", "gpu")),
+    _kind("metal", "metal", _GPU, ("metal", "gpu")),
+    _kind("webgpu", "webgpu", _GPU, ("webgpu", "gpu")),
+)}
+
+# A few of TVM's target tags ("nvidia/geforce-rtx-3070"): a named device of a kind.
+TAGS: dict[str, dict] = {
+    "nvidia/tesla-p100": {"kind": "cuda", "arch": "sm_60", "max_shared_memory_per_block": 49152,
+                          "max_threads_per_block": 1024, "thread_warp_size": 32},
+    "nvidia/geforce-rtx-3070": {"kind": "cuda", "arch": "sm_86", "max_shared_memory_per_block": 49152,
+                                "max_threads_per_block": 1024, "thread_warp_size": 32},
+    "nvidia/nvidia-a100": {"kind": "cuda", "arch": "sm_80", "max_shared_memory_per_block": 49152,
+                           "max_threads_per_block": 1024, "thread_warp_size": 32},
+    "nvidia/nvidia-h100": {"kind": "cuda", "arch": "sm_90a", "max_shared_memory_per_block": 49152,
+                           "max_threads_per_block": 1024, "thread_warp_size": 32},
+}
+
+_SCOPE = threading.local()
+
+
+def list_kinds() -> list[str]:
+    """The target kind names mlckit knows (``tvm.target.Target.list_kinds()``)."""
+    return sorted(KINDS)
+
+
+def _value(text: str):
+    """An attribute value as TVM types it: ints and booleans parsed, lists split on ','."""
+    low = text.lower()
+    if low in ("true", "false"):
+        return low == "true"
+    try:
+        return int(text)
+    except ValueError:
+        return text
+
+
+def _unknown_kind(name: str, given) -> TVMValueError:
+    close = difflib.get_close_matches(name, list(KINDS) + list(TAGS), n=1)
+    hint = f" (did you mean {close[0]!r}?)" if close else ""
+    return TVMValueError(f"Target({given!r}): unknown target kind {name!r}{hint}; known kinds: "
+                         f"{', '.join(list_kinds())}")
+
+
+class Target:
+    """A compilation target, as ``tvm.target.Target``.
+
+    Example::
+
+        Target("llvm")                          # kind llvm, no attributes
+        Target("llvm --num-cores=1").attrs      # {'num-cores': 1}
+        Target({"kind": "cuda", "arch": "sm_80"}, host="llvm")
+        Target("nvidia/tesla-p100").kind.name   # 'cuda' (a tag)
+    """
+
+    def __init__(self, target, host=None):
+        if isinstance(target, Target):
+            self.kind, self.attrs, self.tag = target.kind, dict(target.attrs), target.tag
+            host = host if host is not None else target.host
+        elif isinstance(target, dict):
+            self._from_dict(target, target)
+        elif isinstance(target, str):
+            self._from_string(target)
+        else:
+            raise TVMValueError(f"Target: expected a string, a dict or a Target, got "
+                                f"{type(target).__name__} {target!r}")
+        if "host" in self.attrs and host is None:
+            host = self.attrs.pop("host")
+        self.host = None if host is None else Target(host)
+
+    def _from_string(self, text: str) -> None:
+        words = text.split()
+        if not words:
+            raise TVMValueError("Target(''): a target string needs a kind, e.g. 'llvm' or 'cuda'")
+        name, options = words[0], words[1:]
+        if name in TAGS:
+            self._from_dict(TAGS[name], text)
+            self.tag = name
+        elif name in KINDS:
+            self.kind, self.attrs, self.tag = KINDS[name], {}, ""
+        else:
+            raise _unknown_kind(name, text)
+        for word in options:
+            if not word.startswith("-") or word.strip("-") == "":
+                raise TVMValueError(f"Target({text!r}): cannot read {word!r}; options are "
+                                    "written -key=value (or --key=value)")
+            key, _, value = word.lstrip("-").partition("=")
+            self._set(key, _value(value) if value else True, text)
+
+    def _from_dict(self, config: dict, given) -> None:
+        if "kind" not in config:
+            raise TVMValueError(f"Target({given!r}): a target dict needs a 'kind' entry")
+        name = config["kind"]
+        if name not in KINDS:
+            raise _unknown_kind(name, given)
+        self.kind, self.attrs, self.tag = KINDS[name], {}, config.get("tag", "")
+        for key, value in config.items():
+            if key not in ("kind", "tag"):
+                self._set(key, value, given)
+
+    def _set(self, key: str, value, given) -> None:
+        if key not in self.kind.options:
+            close = difflib.get_close_matches(key, sorted(self.kind.options), n=1)
+            hint = f" (did you mean {close[0]!r}?)" if close else ""
+            raise TVMValueError(f"Target({given!r}): target kind {self.kind.name!r} has no "
+                                f"attribute {key!r}{hint}")
+        self.attrs[key] = value
+
+    # -- TVM's API -------------------------------------------------------------------
+    @property
+    def keys(self) -> tuple:
+        return self.kind.keys
+
+    @property
+    def mcpu(self) -> str:
+        return str(self.attrs.get("mcpu", ""))
+
+    @property
+    def arch(self) -> str:
+        return str(self.attrs.get("arch", ""))
+
+    @property
+    def max_num_threads(self) -> int:
+        return int(self.attrs.get("max_num_threads", self.attrs.get("max_threads_per_block", 1024)))
+
+    @property
+    def thread_warp_size(self) -> int:
+        return int(self.attrs.get("thread_warp_size", 32))
+
+    def export(self) -> dict:
+        """The dict form (``Target(t.export())`` gives the same target)."""
+        out = {"kind": self.kind.name, **self.attrs}
+        if self.tag:
+            out["tag"] = self.tag
+        if self.host is not None:
+            out["host"] = self.host.export()
+        return out
+
+    def with_host(self, host) -> Target:
+        return Target(self, host=host)
+
+    @staticmethod
+    def current(allow_none: bool = True) -> Target | None:
+        """The target of the innermost ``with target:`` (None outside one)."""
+        stack = getattr(_SCOPE, "stack", [])
+        if stack:
+            return stack[-1]
+        if not allow_none:
+            raise TVMValueError("Target.current(): no target is in scope (use `with target:`)")
+        return None
+
+    list_kinds = staticmethod(list_kinds)
+
+    def __enter__(self) -> Target:
+        if not hasattr(_SCOPE, "stack"):
+            _SCOPE.stack = []
+        _SCOPE.stack.append(self)
+        return self
+
+    def __exit__(self, *exc) -> None:
+        _SCOPE.stack.pop()
+
+    def __str__(self) -> str:
+        parts = [self.kind.name] + [f"-{k}={v}" if v is not True else f"-{k}"
+                                    for k, v in self.attrs.items()]
+        return " ".join(parts)
+
+    def __repr__(self) -> str:
+        return f"Target({str(self)!r}" + (f", host={str(self.host)!r})" if self.host else ")")
+
+    def __eq__(self, other) -> bool:
+        if isinstance(other, str):
+            other = Target(other)
+        return isinstance(other, Target) and self.export() == other.export()
+
+    def __hash__(self) -> int:
+        return hash(str(self))

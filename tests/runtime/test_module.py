@@ -1,0 +1,60 @@
+"""Built modules as TVM hands them out: runtime.Module, tvm.compile's Executable,
+time_evaluator, and runtime.tensor."""
+
+import numpy as np
+import pytest
+
+import mlckit as tvm
+from tests.kernels import mm_relu
+
+
+@pytest.fixture(scope="module")
+def ab():
+    rng = np.random.default_rng(0)
+    return (rng.random((128, 128), dtype=np.float32), rng.random((128, 128), dtype=np.float32))
+
+
+def test_compile_of_a_tir_module_is_an_executable_called_by_function_name(ab):
+    a, b = ab
+    ex = tvm.compile(tvm.IRModule({"mm_relu": mm_relu}), target="llvm")
+    assert isinstance(ex, tvm.runtime.Executable)
+    c = tvm.runtime.tensor(np.empty((128, 128), "float32"))
+    ex["mm_relu"](tvm.runtime.tensor(a), tvm.runtime.tensor(b), c)
+    np.testing.assert_allclose(c.numpy(), np.maximum(a @ b, 0), rtol=1e-5)
+
+
+def test_a_lone_prim_func_also_answers_to_main(ab):
+    a, b = ab
+    ex = tvm.compile(mm_relu, target="lnumpy")
+    c = np.empty((128, 128), "float32")
+    ex["main"](a, b, c)
+    np.testing.assert_allclose(c, np.maximum(a @ b, 0), rtol=1e-5)
+    c2 = np.empty_like(c)
+    ex(a, b, c2)  # calling the executable calls main
+    np.testing.assert_array_equal(c2, c)
+    assert "main" in ex.mod and "mm_relu" in ex.mod
+
+
+def test_time_evaluator_through_ex_mod_reports_seconds_per_call(ab):
+    a, b = ab
+    ex = tvm.compile(mm_relu, target="llvm")
+    c = np.empty((128, 128), "float32")
+    result = ex.mod.time_evaluator("mm_relu", tvm.cpu(), number=2, repeat=3)(a, b, c)
+    assert len(result.results) == 3 and all(t > 0 for t in result.results)
+    assert result.min <= result.mean <= result.max
+    np.testing.assert_allclose(c, np.maximum(a @ b, 0), rtol=1e-5)
+
+
+def test_runtime_tensor_is_tvm_nd_array():
+    x = np.arange(6, dtype="float32").reshape(2, 3)
+    t = tvm.runtime.tensor(x, tvm.cpu())
+    assert isinstance(t, tvm.runtime.Tensor) and isinstance(t, tvm.nd.NDArray)
+    assert t.shape == (2, 3) and t.dtype == "float32"
+    x[0, 0] = 100  # a copy was taken
+    np.testing.assert_array_equal(t.numpy(), np.arange(6, dtype="float32").reshape(2, 3))
+
+
+def test_a_missing_function_lists_those_there_are():
+    ex = tvm.compile(tvm.IRModule({"mm_relu": mm_relu}), target="lnumpy")
+    with pytest.raises(tvm.TVMError, match=r"no function 'mm' \(it has: mm_relu\)"):
+        ex["mm"]
