@@ -114,7 +114,7 @@ class Var(Expr):
     @property
     def struct_info(self) -> StructInfo:
         if self.struct_info_ is None:
-            raise ValueError(f"variable {self.name_hint!r} has no struct info yet")
+            raise TVMValueError(f"variable {self.name_hint!r} has no struct info yet")
         return self.struct_info_
 
     @property

@@ -86,7 +86,7 @@ def _method_name(table: dict, cls: type) -> str:
                 name = table[base]
                 break
         else:
-            raise TypeError(f"no visitor method for {cls.__name__}")
+            raise TVMTypeError(f"no visitor method for {cls.__name__}: it is not a Relax node")
         _CACHE[key] = name
     return name
 
