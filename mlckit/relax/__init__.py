@@ -1,6 +1,7 @@
 """Relax: the graph-level IR of mlckit (names as in ``tvm.relax``)."""
 
-from . import expr_functor, transform
+from . import analysis, expr_functor, transform
+from .block_builder import BlockBuilder
 from .build import build, vm_lowering_pipeline
 from .expr import (
     Binding,
@@ -13,6 +14,7 @@ from .expr import (
     Expr,
     ExternFunc,
     Function,
+    Id,
     If,
     MatchCast,
     PrimValue,
@@ -23,7 +25,9 @@ from .expr import (
     TupleGetItem,
     Var,
     VarBinding,
+    const,
 )
+from .expr_functor import PyExprMutator, PyExprVisitor
 from .struct_info import (
     FuncStructInfo,
     ObjectStructInfo,

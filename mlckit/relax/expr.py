@@ -15,7 +15,9 @@ from typing import Any
 
 import numpy as np
 
+from mlckit.error import TVMTypeError, TVMValueError
 from mlckit.ir.node import Node, node
+from mlckit.tir import dtype as dt
 from mlckit.tir.expr import PrimExpr, convert
 
 from .struct_info import StructInfo, _as_dim
@@ -59,9 +61,34 @@ class Expr(Node):
     __hash__ = object.__hash__
 
 
+class Id:
+    """The identity of a Relax variable (``var.vid``), as TVM's ``relax.Id``: the key of
+    ``PyExprMutator.set_var_remap``.  ``var.vid`` is the same object for one variable.
+
+    Example::
+
+        self.set_var_remap(binding.var.vid, new_var)
+    """
+
+    __slots__ = ("name_hint", "var")
+
+    def __init__(self, name_hint: str, var: Var | None = None):
+        self.name_hint = name_hint
+        self.var = var
+
+    def __repr__(self) -> str:
+        return f"Id({self.name_hint!r})"
+
+
 @node
 class Var(Expr):
-    """A variable, bound by a function parameter or a binding."""
+    """A variable, bound by a function parameter or a binding.
+
+    ``struct_info`` is a StructInfo (or an annotation such as ``R.Tensor((n, 784),
+    "float32")``); a shape goes through ``relax.TensorStructInfo(shape, dtype)``::
+
+        x = relax.Var("x", relax.TensorStructInfo((1, 784), "float32"))
+    """
 
     name_hint: str
     struct_info_: StructInfo | None = None  # type: ignore[misc]
@@ -69,11 +96,34 @@ class Var(Expr):
     _is_var = True
     _eq_ignore = ("name_hint",)
 
+    def __post_init__(self):
+        sinfo = self.struct_info_
+        if sinfo is None or isinstance(sinfo, StructInfo):
+            return
+        as_sinfo = getattr(sinfo, "as_struct_info", None)
+        if as_sinfo is None and callable(sinfo):  # ``R.Tensor`` without arguments
+            as_sinfo = getattr(sinfo(), "as_struct_info", None)
+        if as_sinfo is None:
+            raise TVMTypeError(
+                f"the struct info of relax.Var {self.name_hint!r} must be a StructInfo, got "
+                f"{type(sinfo).__name__} {sinfo!r}; to give a shape, use "
+                "relax.TensorStructInfo(shape, dtype), e.g. relax.TensorStructInfo((128, 128), "
+                "\"float32\")")
+        self.struct_info_ = as_sinfo()
+
     @property
     def struct_info(self) -> StructInfo:
         if self.struct_info_ is None:
-            raise ValueError(f"variable {self.name_hint!r} has no struct info yet")
+            raise TVMValueError(f"variable {self.name_hint!r} has no struct info yet")
         return self.struct_info_
+
+    @property
+    def vid(self) -> Id:
+        """The identity of this variable (TVM's ``Var.vid``)."""
+        vid = self.__dict__.get("_vid")
+        if vid is None:
+            vid = self.__dict__["_vid"] = Id(self.name_hint, self)
+        return vid
 
     __hash__ = object.__hash__
 
@@ -93,6 +143,37 @@ class Constant(Expr):
 
     def __post_init__(self):
         self.data = np.asarray(self.data)
+
+
+def const(value: Any, dtype: str | None = None) -> Constant:
+    """A constant tensor, as TVM's ``relax.const``.
+
+    ``value`` is a Python scalar or list, a NumPy array or an NDArray.  Without ``dtype``,
+    Python ints (and int64 arrays) become int32 and floats (and float64 arrays) float32, as
+    in TVM; with ``dtype`` the data is converted::
+
+        relax.const(1.5)                        # R.const(1.5, "float32")
+        relax.const(w0, "float32")              # a (128, 784) float32 weight
+        relax.const(3, "int64")
+    """
+    if dtype is not None:
+        try:
+            dtype = dt.check_dtype(dtype)
+        except ValueError as err:
+            raise TVMValueError(f"relax.const: {err}") from None
+    if hasattr(value, "numpy") and not isinstance(value, (np.ndarray, np.generic)):
+        value = np.asarray(value.numpy())  # an NDArray (or anything with .numpy())
+    elif isinstance(value, (bool, int, float, list, tuple, np.bool_)):
+        value = np.array(value, dtype=dt.to_numpy(dtype) if dtype else None)
+    elif not isinstance(value, (np.ndarray, np.generic)):
+        raise TVMValueError(f"relax.const: value has to be a scalar, a list, a NumPy array or "
+                            f"an NDArray, got {type(value).__name__}")
+    value = np.asarray(value)
+    if dtype is None:
+        dtype = {np.dtype("int64"): "int32", np.dtype("float64"): "float32"}.get(value.dtype)
+    if dtype is not None:
+        value = value.astype(dt.to_numpy(dtype))
+    return Constant(value)
 
 
 @node

@@ -12,7 +12,7 @@ from typing import Any
 
 from mlckit.ir.node import Node, node
 from mlckit.tir import dtype as dt
-from mlckit.tir.expr import PrimExpr, convert
+from mlckit.tir.expr import IntImm, PrimExpr, convert
 
 
 @node
@@ -110,10 +110,13 @@ class FuncStructInfo(StructInfo):
 
 
 def _as_dim(value) -> PrimExpr:
-    """Shape dims are int64 in Relax: Python ints become int64 constants."""
+    """Shape dims are int64 in Relax: Python ints and integer constants of other widths
+    become int64 constants (as TVM's ShapeExpr)."""
     if isinstance(value, int) and not isinstance(value, bool):
         return convert(value, "int64")
     value = convert(value)
+    if isinstance(value, IntImm) and value.dtype != "int64" and dt.is_int(value.dtype):
+        return IntImm("int64", int(value.value))
     if not isinstance(value, PrimExpr):
         raise TypeError(f"a shape dimension must be an int or a TIR expression, got {value!r}")
     return value

@@ -7,9 +7,10 @@ expression that is not a Var::
     infer_struct_info(call)        # TensorStructInfo([n, 128], "float32")
 
 ``well_formed(mod_or_func)`` checks the rules TVM's ``relax.analysis.well_formed`` checks
-(see ``well_formed.py``).
+(see ``well_formed.py``); ``remove_all_unused(func)`` drops dead bindings.
 """
 
+from .remove_all_unused import contains_impure_call, remove_all_unused
 from .struct_info import (
     StructInfoError,
     collect_tir_vars,
@@ -26,7 +27,8 @@ from .struct_info import (
 from .well_formed import check_well_formed, well_formed
 
 __all__ = [
-    "StructInfoError", "check_well_formed", "collect_tir_vars", "derive_call_ret_struct_info",
-    "describe_struct_info", "erase_to_well_defined", "infer_struct_info", "is_base_of", "is_leaf", "statically_compatible", "struct_info_lca",
-    "substitute_tir_vars", "well_formed",
+    "StructInfoError", "check_well_formed", "collect_tir_vars", "contains_impure_call",
+    "derive_call_ret_struct_info", "describe_struct_info", "erase_to_well_defined",
+    "infer_struct_info", "is_base_of", "is_leaf", "remove_all_unused", "statically_compatible",
+    "struct_info_lca", "substitute_tir_vars", "well_formed",
 ]
