@@ -43,7 +43,7 @@ class Expr(Node):
     def __getitem__(self, index: int):
         """``tup[i]``: a TupleGetItem (Tuple and ShapeExpr index their own fields)."""
         if isinstance(index, bool) or not isinstance(index, int):
-            raise TypeError(f"a Relax tuple is indexed by a Python int, got {index!r}")
+            raise TVMTypeError(f"a Relax tuple is indexed by a Python int, got {index!r}")
         return TupleGetItem(self, index)
 
     def __iter__(self):
@@ -51,7 +51,7 @@ class Expr(Node):
 
         sinfo = self.struct_info
         if not isinstance(sinfo, TupleStructInfo):
-            raise TypeError(f"cannot iterate over a Relax {type(self).__name__} that is not a tuple")
+            raise TVMTypeError(f"cannot iterate over a Relax {type(self).__name__} that is not a tuple")
         return iter([TupleGetItem(self, i) for i in range(len(sinfo.fields))])
 
     def __call__(self, *args):

@@ -34,7 +34,7 @@ Example::
 
 from __future__ import annotations
 
-from mlckit.error import TVMTypeError
+from mlckit.error import TVMError, TVMTypeError
 from mlckit.ir.module import GlobalVar, IRModule
 from mlckit.ir.op import Op
 
@@ -200,7 +200,7 @@ class ExprMutator:
     def emit(self, value: Expr, name_hint: str = "lv") -> Var:
         """Bind ``value`` to a fresh variable in the current block and return the variable."""
         if not self._blocks:
-            raise RuntimeError("ExprMutator.emit needs a binding block being visited")
+            raise TVMError("ExprMutator.emit needs a binding block being visited")
         bindings, dataflow = self._blocks[-1]
         sinfo = value.struct_info
         var = (DataflowVar if dataflow else Var)(name_hint, sinfo)

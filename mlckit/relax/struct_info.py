@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from mlckit.error import TVMTypeError
 from mlckit.ir.node import Node, node
 from mlckit.tir import dtype as dt
 from mlckit.tir.expr import IntImm, PrimExpr, convert
@@ -118,5 +119,5 @@ def _as_dim(value) -> PrimExpr:
     if isinstance(value, IntImm) and value.dtype != "int64" and dt.is_int(value.dtype):
         return IntImm("int64", int(value.value))
     if not isinstance(value, PrimExpr):
-        raise TypeError(f"a shape dimension must be an int or a TIR expression, got {value!r}")
+        raise TVMTypeError(f"a shape dimension must be an int or a TIR expression, got {value!r}")
     return value
