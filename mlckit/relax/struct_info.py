@@ -13,7 +13,7 @@ from typing import Any
 from mlckit.error import TVMTypeError
 from mlckit.ir.node import Node, node
 from mlckit.tir import dtype as dt
-from mlckit.tir.expr import IntImm, PrimExpr, convert
+from mlckit.tir.expr import IntImm, PrimExpr, StringImm, convert
 
 
 @node
@@ -118,6 +118,10 @@ def _as_dim(value) -> PrimExpr:
     value = convert(value)
     if isinstance(value, IntImm) and value.dtype != "int64" and dt.is_int(value.dtype):
         return IntImm("int64", int(value.value))
-    if not isinstance(value, PrimExpr):
-        raise TVMTypeError(f"a shape dimension must be an int or a TIR expression, got {value!r}")
+    if not isinstance(value, PrimExpr) or not dt.is_int(value.dtype):
+        hint = (f"; a symbolic size is a TIR variable, tir.Var({value.value!r}, 'int64') (the "
+                "strings of R.Tensor annotations are for TVMScript)"
+                if isinstance(value, StringImm) else "")
+        raise TVMTypeError(f"a shape dimension must be an int or an integer TIR expression, got "
+                           f"{value!r}{hint}")
     return value

@@ -152,3 +152,10 @@ def test_unknown_names_and_bad_functions():
     with pytest.raises(mlckit.TVMError, match=r"value has to be a scalar, a list, a NumPy "
                                               r"array or an NDArray, got str"):
         relax.const("one")
+
+
+def test_a_string_dimension_is_refused_with_the_tir_var_to_use():
+    # "n" names a symbolic size only in TVMScript's R.Tensor annotations
+    with pytest.raises(mlckit.TVMError, match=r"got \"n\"; a symbolic size is a TIR variable, "
+                                              r"tir.Var\('n', 'int64'\)"):
+        relax.TensorStructInfo(("n", 784), "float32")
