@@ -3,6 +3,7 @@
     script(obj, **options) -> str      # what Node.script() returns
     show(obj, **options)               # print it, highlighted where that is possible
     to_html(obj) -> str                # highlighted HTML (Node._repr_html_)
+    script_and_names(obj) -> (str, {id(var): name})   # which name each variable printed as
 
 Options are the fields of :class:`PrinterConfig` (``name``, ``verbose_expr``,
 ``module_alias``, ``syntax_sugar``, ``indent_spaces`` …).
@@ -18,7 +19,7 @@ from . import ir, relax, te, tir  # noqa: F401 - register the per-dialect printe
 from .core import PrinterConfig, print_script, register
 from .highlight import html_text, show_text
 
-__all__ = ["PrinterConfig", "register", "script", "show", "to_html"]
+__all__ = ["PrinterConfig", "register", "script", "script_and_names", "show", "to_html"]
 
 
 def script(obj, **options) -> str:
@@ -31,6 +32,20 @@ def script(obj, **options) -> str:
         script(func, name="mm_relu")      # print the function under another name
     """
     return print_script(obj, PrinterConfig(**options))
+
+
+def script_and_names(obj, **options) -> tuple[str, dict[int, str]]:
+    """The TVMScript text of ``obj`` and the name each of its variables and buffers printed
+    as, keyed by ``id(var)`` (valid while ``obj`` is alive).  Names clash-renamed by the
+    printer (a second ``i`` prints as ``i_1``) are given as printed.
+
+    Example::
+
+        text, names = script_and_names(func)
+        names[id(loop.loop_var)]          # 'j_0'
+    """
+    names: dict[int, str] = {}
+    return print_script(obj, PrinterConfig(**options), names), names
 
 
 def show(obj, style: str | None = None, **options) -> None:

@@ -136,6 +136,7 @@ class IRDocsifier:
         self.ir_usage: set[str] = set()
         self.common_prefix: dict[int, list[int]] = {}
         self.metadata: dict[str, list] = {}
+        self.given_names: dict[int, str] = {}  # id(var or buffer) -> the name it printed as
 
     # -- frames ------------------------------------------------------------------------
     @contextmanager
@@ -167,6 +168,7 @@ class IRDocsifier:
             name = f"{base}_{i}"
             i += 1
         self.defined_names.add(name)
+        self.given_names[id(obj)] = name
         self.obj2info[id(obj)] = _VarInfo(obj, lambda: D.IdDoc(name), name)
         frame.exit_callbacks.append(lambda: self._remove(obj))
         return D.IdDoc(name)
@@ -353,9 +355,14 @@ def _mode(obj: Any) -> str:
     return "ir"
 
 
-def print_script(obj: Any, cfg: PrinterConfig) -> str:
-    """Docsify ``obj`` in the root frame of its dialect and render the text."""
+def print_script(obj: Any, cfg: PrinterConfig, names: dict[int, str] | None = None) -> str:
+    """Docsify ``obj`` in the root frame of its dialect and render the text.
+
+    ``names``, when given, receives the name each variable and buffer printed as, keyed by
+    ``id(var)`` (a clash renames ``i`` to ``i_1``; this says which ``i`` that is)."""
     d = IRDocsifier(cfg)
+    if names is not None:
+        d.given_names = names
     mode = _mode(obj)
     root = Frame(mode)
     with d.frame(root, token=mode):

@@ -1,0 +1,590 @@
+"""``ScheduleExplorer``: try schedule primitives on a TensorIR function, one step at a time.
+
+The model (this module) holds the steps taken: each one a ``tir.Schedule`` with its
+TVMScript, its low-level NumPy twin, the diff to the step before and its measured run time.
+``apply`` tries a primitive on a copy of the current schedule, so a refused step leaves
+everything as it was; ``undo`` / ``redo`` move along the steps.  Blocks are named by their
+names and loops by the names they print with (``j_0`` after splitting ``j``).  In a notebook
+the explorer displays as a widget (:mod:`~mlckit.notebook.explorer_widget`); everywhere it
+has a text form (``print(ex)``).
+
+Example::
+
+    ex = ScheduleExplorer(mm_relu)
+    ex.apply("split", block="Y", loop="j", factors=[None, 4])     # step 1: j_0, j_1
+    ex.apply("reorder", block="Y", loops=["j_0", "k", "j_1"])
+    ex.apply("reverse_compute_at", block="C", loop="j_0")
+    ex.legal_primitives("Y", "k")         # ['split', 'parallel', …]
+    ex.undo(); ex.redo()
+    print(ex.sch.trace)                    # the steps as Python
+    ex                                     # the widget, in a notebook
+"""
+
+from __future__ import annotations
+
+import difflib
+import json
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+from mlckit.error import TVMError, TVMValueError
+from mlckit.tir.schedule import Schedule
+from mlckit.tir.schedule.query import loop_srefs
+from mlckit.tir.schedule.rv import BlockRV, LoopRV
+
+from .explorer_primitives import (
+    BLOCK,
+    BLOCK_LOOP,
+    BLOCK_OTHER_LOOP,
+    LOOP,
+    LOOPS,
+    PRIMITIVES,
+    Primitive,
+    Selection,
+)
+from .kernel_timer import KernelTimer
+
+__all__ = ["LoopInfo", "Refusal", "ScheduleExplorer", "Step"]
+
+
+@dataclass(frozen=True)
+class LoopInfo:
+    """A loop of the function: its printed ``name`` and the ``blocks`` under it."""
+
+    name: str
+    blocks: tuple[str, ...]
+    var: object = field(repr=False, compare=False)
+
+
+@dataclass(eq=False)
+class Step:
+    """One step of an exploration: ``index`` (0 is the function as given), the
+    ``primitive`` and ``args`` of the ``apply`` call (``call`` as text), the printed names
+    of the loops or blocks it made (``new_names``), the schedule ``sch``, its ``script``
+    (TVMScript), ``lnumpy`` twin, ``diff`` to the step before, and the measured run time
+    ``seconds`` with ``agrees`` (its results equal step 0's), or why not (``measure_error``)."""
+
+    index: int
+    primitive: str | None
+    args: dict
+    call: str
+    new_names: list[str]
+    sch: Schedule = field(repr=False)
+    script: str = field(repr=False)
+    lnumpy: str = field(repr=False)
+    diff: str = field(repr=False)
+    loops: list[LoopInfo] = field(repr=False, default_factory=list)
+    blocks: list[str] = field(repr=False, default_factory=list)
+    seconds: float | None = None
+    agrees: bool | None = None
+    measure_error: str | None = None
+    measurement: object = field(default=None, repr=False)
+    handles: list = field(default_factory=list, repr=False)
+
+    ok = True
+
+    @property
+    def trace(self) -> str:
+        """The schedule's trace as Python (``str(sch.trace)``)."""
+        return str(self.sch.trace)
+
+    @property
+    def label(self) -> str:
+        """``call`` and the names it made: ``split(block="Y", …) → j_0, j_1``."""
+        made = f" → {', '.join(self.new_names)}" if self.new_names else ""
+        return f"{self.call}{made}"
+
+    @property
+    def time_text(self) -> str:
+        """The run time for a person: ``2.71 ms``, or why there is none."""
+        if self.seconds is None:
+            return "not measured" if self.measure_error is None else "not measurable"
+        return f"{self.seconds * 1e3:.3g} ms"
+
+    def __repr__(self) -> str:
+        return f"step {self.index}: {self.label}"
+
+
+@dataclass(eq=False)
+class Refusal:
+    """A step the schedule refused: the ``call`` and the ``error`` message (the explorer
+    stays where it was)."""
+
+    primitive: str
+    args: dict
+    call: str
+    error: str
+
+    ok = False
+
+    def __repr__(self) -> str:
+        return f"refused: {self.call}: {self.error}"
+
+
+class ScheduleExplorer:
+    """Explore schedules of a PrimFunc (or of one PrimFunc of an IRModule), step by step.
+
+    ``measure``: build each step with Numba and time it on random inputs (``seed``).
+
+    Example::
+
+        ex = ScheduleExplorer(mm_relu)
+        step = ex.apply("split", block="Y", loop="j", factors=[None, 8])
+        step.new_names                   # ['j_0', 'j_1']
+        ex.apply("vectorize", block="Y", loop="k")   # refused: ex.error says why
+        ex.sch.mod.show()
+    """
+
+    def __init__(self, func_or_mod, func_name: str | None = None, *, measure: bool = True,
+                 seed: int = 0):
+        sch = Schedule(func_or_mod)
+        if func_name is not None:
+            sch.work_on(func_name)
+        elif sch.func_working_on is None:
+            names = ", ".join(gv.name_hint for gv in sch.mod.functions)
+            raise TVMValueError(f"ScheduleExplorer: the module has several functions ({names}): "
+                                "pass func_name=... to choose one")
+        self.func_name: str = sch.func_working_on.name_hint
+        self.timer = KernelTimer(seed=seed) if measure else None
+        self.error: str | None = None
+        self._observers: list[Callable[[str], None]] = []
+        self._legality: dict[tuple, dict[str, str | None]] = {}
+        self._steps: list[Step] = [self._make_step(0, sch, None, {}, "start", [], None)]
+        self._pos = 0
+        self._measure(self._steps[0])
+
+    # -- state ----------------------------------------------------------------------------
+    @property
+    def current(self) -> Step:
+        """The step shown now."""
+        return self._steps[self._pos]
+
+    @property
+    def sch(self):
+        """The current ``tir.Schedule`` (read it; change it through :meth:`apply`)."""
+        return self.current.sch
+
+    @property
+    def history(self) -> list[Step]:
+        """The steps up to the current one, step 0 (the function as given) first."""
+        return self._steps[:self._pos + 1]
+
+    @property
+    def times(self) -> list[float | None]:
+        """The run time of each step of the history, in seconds (None: not measured)."""
+        return [s.seconds for s in self.history]
+
+    @property
+    def can_undo(self) -> bool:
+        return self._pos > 0
+
+    @property
+    def can_redo(self) -> bool:
+        return self._pos + 1 < len(self._steps)
+
+    @property
+    def title(self) -> str:
+        """The function's name as a learner knows it (its global symbol)."""
+        func = self.sch.mod[self.func_name]
+        return str(func.attrs.get("global_symbol", self.func_name))
+
+    def blocks(self) -> list[str]:
+        """The names of the blocks of the current function, in program order."""
+        return list(self.current.blocks)
+
+    def loops(self, block: str) -> list[str]:
+        """The printed names of the loops above ``block``, outermost first."""
+        self._check_block(block)
+        return [lp.name for lp in self.current.loops if block in lp.blocks]
+
+    def other_loops(self, block: str) -> list[tuple[str, str]]:
+        """The loops not above ``block``, as ``(a block under it, loop name)`` pairs (the
+        targets of ``compute_at`` / ``reverse_compute_at``)."""
+        self._check_block(block)
+        return [(lp.blocks[0], lp.name) for lp in self.current.loops if block not in lp.blocks]
+
+    def observe(self, callback: Callable[[str], None]) -> None:
+        """Call ``callback(event)`` after each change: ``"step"`` (apply, undo, redo, a
+        refusal) and ``"measured"`` (a run time arrived).  Views use this."""
+        self._observers.append(callback)
+
+    def _notify(self, event: str) -> None:
+        for callback in list(self._observers):
+            callback(event)
+
+    # -- stepping -------------------------------------------------------------------------
+    def apply(self, primitive: str, block: str | None = None,
+              loop: str | tuple[str, str] | None = None, **params) -> Step | Refusal:
+        """Apply ``primitive`` to ``block`` / ``loop`` with ``params``; the new step, or a
+        :class:`Refusal` saying why not (then :attr:`error` holds the message and nothing
+        changed).  ``loop`` is a printed loop name (for ``compute_at`` a loop of another
+        nest; ``("C", "i")`` picks the ``i`` above block ``C`` when the name alone is
+        ambiguous); ``fuse`` and ``reorder`` take ``loops=[...]``.
+
+        Example::
+
+            ex.apply("split", block="Y", loop="j", factors=[None, 8])
+            ex.apply("reorder", block="Y", loops=["j_0", "k", "j_1"])
+            ex.apply("compute_inline", block="B")
+        """
+        args = {k: v for k, v in (("block", block), ("loop", loop)) if v is not None}
+        args.update(params)
+        call = format_call(primitive, args)
+        work = self.sch.copy()
+        try:
+            spec = _primitive(primitive)
+            result, handles = self._run(work, spec, block, loop, params)
+        except TVMError as err:
+            refusal = Refusal(primitive, args, call, str(err))
+            self.error = refusal.error
+            self._notify("step")
+            return refusal
+        step = self._make_step(self._pos + 1, work, primitive, args, call, result, self.current)
+        step.handles = handles
+        del self._steps[self._pos + 1:]
+        self._steps.append(step)
+        self._pos += 1
+        self.error = None
+        self._notify("step")
+        if self._measure(step):
+            self._notify("measured")
+        return step
+
+    def undo(self) -> Step:
+        """Go back one step (the undone step can be redone until a new one is applied)."""
+        if self.can_undo:
+            self._pos -= 1
+            self.error = None
+        else:
+            self.error = "nothing to undo"
+        self._notify("step")
+        return self.current
+
+    def redo(self) -> Step:
+        """Go forward to the step undone last."""
+        if self.can_redo:
+            self._pos += 1
+            self.error = None
+        else:
+            self.error = "nothing to redo"
+        self._notify("step")
+        return self.current
+
+    # -- what is legal here ---------------------------------------------------------------
+    def selection(self, block: str | None, loop: str | tuple[str, str] | None) -> Selection:
+        """The :class:`Selection` of ``block`` and ``loop`` in the current step."""
+        nest = tuple(self.loops(block)) if block is not None else ()
+        return Selection(block, loop, nest)
+
+    def legality(self, block: str | None = None,
+                 loop: str | tuple[str, str] | None = None) -> dict[str, str | None]:
+        """For each primitive, None when it applies to ``block`` / ``loop`` with its default
+        parameters (tried on a copy of the schedule), else the reason it does not."""
+        key = (self.current, block, loop)  # the Step itself: it stays alive in the cache
+        if key not in self._legality:
+            sel = self.selection(block, loop)
+            self._legality[key] = {name: self._try(spec, sel) for name, spec in PRIMITIVES.items()}
+        return dict(self._legality[key])
+
+    def legal_primitives(self, block: str | None = None,
+                         loop: str | tuple[str, str] | None = None) -> list[str]:
+        """The primitives that apply to ``block`` / ``loop`` here (with default parameters).
+
+        Example::
+
+            ex.legal_primitives("Y", "k")   # ['split', 'parallel', 'unroll', …]
+        """
+        return [name for name, why in self.legality(block, loop).items() if why is None]
+
+    def _try(self, spec: Primitive, sel: Selection) -> str | None:
+        missing = _missing_target(spec, sel)
+        if missing is not None:
+            return missing
+        why = spec.needs(sel)
+        if why is not None:
+            return why
+        params = spec.defaults(sel)
+        try:
+            self._run(self.sch.copy(), spec, sel.block, sel.loop, params)
+        except TVMError as err:
+            return str(err)
+        return None
+
+    # -- running a primitive --------------------------------------------------------------
+    def _run(self, work: Schedule, spec: Primitive, block, loop, params: dict):
+        """Apply ``spec`` on ``work``: the handles it returned, and every handle of ``work``
+        known so far (the next step reuses them)."""
+        unknown = set(params) - {p.name for p in spec.params}
+        if unknown:
+            expected = ", ".join(p.name for p in spec.params) or "none"
+            raise TVMValueError(f"{spec.name}: unknown parameter(s) {', '.join(sorted(unknown))} "
+                                f"(its parameters: {expected})")
+        kwargs = {p.name: params.get(p.name, p.default) for p in spec.params
+                  if spec.target != LOOPS or p.name != "loops"}
+        for p in spec.params:
+            if callable(kwargs.get(p.name)):
+                raise TVMValueError(f"{spec.name}: give {p.name}=...")
+        h = _Handles(work, self.current.handles)
+        method = getattr(work, spec.name)
+        if spec.target == LOOPS:
+            names = params.get("loops")
+            if not names:
+                raise TVMValueError(f"{spec.name}: give the loops, e.g. loops=['i', 'j']")
+            block = self._require_block(spec, block)
+            result = method(*[h.loop(*self._own_loop(block, n, spec.name)) for n in names],
+                            **kwargs)
+        elif spec.target == BLOCK:
+            result = method(h.block(self._require_block(spec, block)), **kwargs)
+        elif spec.target == LOOP:
+            result = method(h.loop(*self._any_loop(block, loop, spec.name)), **kwargs)
+        else:
+            block = self._require_block(spec, block)
+            if loop is None:
+                raise TVMValueError(f"{spec.name}: give loop=...")
+            if spec.target == BLOCK_LOOP:
+                where = self._own_loop(block, loop, spec.name)
+            else:
+                where = self._other_loop(block, loop, spec.name)
+            result = method(h.block(block), h.loop(*where), **kwargs)
+        made = _handles(result)
+        return made, h.known() + made
+
+    def _require_block(self, spec: Primitive, block) -> str:
+        if block is None:
+            raise TVMValueError(f"{spec.name}: give block=...")
+        self._check_block(block)
+        return block
+
+    def _check_block(self, block: str) -> None:
+        if block not in self.current.blocks:
+            raise TVMValueError(f"there is no block {block!r} (the blocks: "
+                                f"{', '.join(self.current.blocks) or 'none'})")
+
+    # Loops are found by printed name in the current step; each resolver returns the loop's
+    # LoopInfo with a block under it, which is how a handle to it is made (get_loops).
+    def _own_loop(self, block: str, loop, prim: str) -> tuple[str, LoopInfo]:
+        """The loop ``loop`` above ``block``."""
+        if isinstance(loop, tuple):
+            owner, name = loop
+            info = self._info(owner, name, prim)
+            if block not in info.blocks:
+                raise TVMValueError(f"{prim}: loop `{name}` above block `{owner}` is not above "
+                                    f"block `{block}`")
+            return block, info
+        return block, self._info(block, loop, prim)
+
+    def _other_loop(self, block: str, loop, prim: str) -> tuple[str, LoopInfo]:
+        """The loop ``loop`` of another nest than ``block``'s."""
+        if isinstance(loop, tuple):
+            return self._own_loop(loop[0], loop, prim)
+        owners = [b for b, name in self.other_loops(block) if name == loop]
+        if not owners:
+            raise TVMValueError(f"{prim}: there is no loop `{loop}` outside the nest of block "
+                                f"`{block}` (those loops: "
+                                + (", ".join(n for _, n in self.other_loops(block)) or "none")
+                                + ")")
+        if len(owners) > 1:
+            raise TVMValueError(f"{prim}: several loops outside block `{block}` are called "
+                                f"`{loop}`; name one with its block, e.g. loop="
+                                f"{format_value((owners[0], loop))}")
+        return self._own_loop(owners[0], loop, prim)
+
+    def _any_loop(self, block, loop, prim: str) -> tuple[str, LoopInfo]:
+        """The loop ``loop`` above ``block``; without a block, the only loop so named."""
+        if loop is None:
+            raise TVMValueError(f"{prim}: give loop=...")
+        if block is not None or isinstance(loop, tuple):
+            return self._own_loop(block if block is not None else loop[0], loop, prim)
+        owners = [lp.blocks[0] for lp in self.current.loops if lp.name == loop]
+        if len(owners) != 1:
+            where = (f"loops called `{loop}` are above blocks {', '.join(owners)}" if owners
+                     else f"there is no loop `{loop}`")
+            raise TVMValueError(f"{prim}: {where}; give the block too, e.g. block=...")
+        return self._own_loop(owners[0], loop, prim)
+
+    def _info(self, block: str, name: str, prim: str) -> LoopInfo:
+        self._check_block(block)
+        for lp in self.current.loops:
+            if lp.name == name and block in lp.blocks:
+                return lp
+        raise TVMValueError(f"{prim}: there is no loop `{name}` above block `{block}` (its "
+                            f"loops: {', '.join(self.loops(block)) or 'none'})")
+
+    # -- steps ----------------------------------------------------------------------------
+    def _make_step(self, index: int, sch: Schedule, primitive, args: dict, call: str,
+                   result: list, before: Step | None) -> Step:
+        from mlckit.backend.lnumpy import to_source
+        from mlckit.script.printer import script_and_names
+
+        text, names = script_and_names(sch.mod)
+        func = sch.mod[self.func_name]
+        loops, blocks = _loop_table(sch, self.func_name, names)
+        new_names = []
+        for rv in result:
+            if isinstance(rv, LoopRV):
+                new_names.append(names.get(id(sch.get(rv).loop_var), "?"))
+            elif isinstance(rv, BlockRV):
+                new_names.append(sch.get(rv).name_hint)
+        diff = "" if before is None else "\n".join(difflib.unified_diff(
+            before.script.splitlines(), text.splitlines(), f"step {before.index}",
+            f"step {index}", lineterm=""))
+        return Step(index, primitive, dict(args), call, new_names, sch, text,
+                    str(to_source(func)), diff, loops, blocks)
+
+    def _measure(self, step: Step) -> bool:
+        """Time ``step`` (when measuring); whether a time or an error was recorded."""
+        if self.timer is None:
+            return False
+        try:
+            m = self.timer.measure(step.sch.mod[self.func_name])
+        except Exception as err:  # noqa: BLE001 - a failed build is shown, never fatal
+            step.measure_error = f"{type(err).__name__}: {err}"
+            return True
+        step.seconds, step.measurement = m.seconds, m
+        first = self._steps[0].measurement if self._steps else None
+        step.agrees = True if first is None or first is m else m.agrees_with(first)
+        return True
+
+    # -- text form ------------------------------------------------------------------------
+    def text(self) -> str:
+        """Everything the widget shows, as plain text."""
+        cur = self.current
+        lines = [f"ScheduleExplorer: {self.title}, step {cur.index} of {len(self._steps) - 1}"]
+        width = max(len(s.label) for s in self.history)
+        for s in self.history:
+            result = "" if s.agrees is None else (
+                "  reference" if s.index == 0 else "  same results" if s.agrees
+                else "  DIFFERENT results")
+            lines.append(f"  {s.index:>2}  {s.label:<{width}}  {s.time_text}{result}")
+        if self.error:
+            lines.append(f"error: {self.error}")
+        sections = [("TVMScript", cur.script), ("lnumpy", cur.lnumpy)]
+        if cur.index > 0:
+            sections.append((f"diff to step {cur.index - 1}", cur.diff or "(no change)"))
+        sections.append(("trace", cur.trace))
+        for title, body in sections:
+            lines += ["", title, "-" * len(title), body.rstrip("\n")]
+        return "\n".join(lines)
+
+    __str__ = text
+
+    def __repr__(self) -> str:
+        return f"<ScheduleExplorer {self.title}: step {self.current.index} of {len(self._steps) - 1}>"
+
+    # -- notebook -------------------------------------------------------------------------
+    def view(self):
+        """A new widget view of this explorer (:class:`ScheduleExplorerView`)."""
+        from .explorer_widget import ScheduleExplorerView
+
+        return ScheduleExplorerView(self)
+
+    def _repr_mimebundle_(self, include=None, exclude=None):
+        try:
+            view = self.view()
+        except ImportError:  # no ipywidgets: the text form
+            return {"text/plain": self.text()}
+        return view.mimebundle()
+
+
+class _Handles:
+    """The block and loop handles of a schedule, reusing those the steps before made, so
+    that the trace reads as a person writes it: one ``get_block`` per block."""
+
+    def __init__(self, work: Schedule, known: list):
+        self.work = work
+        self.blocks: dict[str, BlockRV] = {}
+        self.loops: dict[int, LoopRV] = {}  # id(loop_var) -> handle
+        for rv in known:
+            try:
+                stmt = work.get(rv)
+            except TVMError:  # removed by a step since
+                continue
+            if isinstance(rv, BlockRV):
+                self.blocks.setdefault(stmt.name_hint, rv)
+            else:
+                self.loops.setdefault(id(stmt.loop_var), rv)
+
+    def block(self, name: str) -> BlockRV:
+        if name not in self.blocks:
+            self.blocks[name] = self.work.get_block(name)
+        return self.blocks[name]
+
+    def loop(self, block: str, info: LoopInfo) -> LoopRV:
+        if id(info.var) not in self.loops:
+            for rv in self.work.get_loops(self.block(block)):
+                self.loops.setdefault(id(self.work.get(rv).loop_var), rv)
+        return self.loops[id(info.var)]
+
+    def known(self) -> list:
+        return list(self.blocks.values()) + list(self.loops.values())
+
+
+def _handles(result) -> list:
+    """What a primitive returned, as a list (named once the new step is printed)."""
+    if result is None:
+        return []
+    return list(result) if isinstance(result, (list, tuple)) else [result]
+
+
+def _primitive(name: str) -> Primitive:
+    spec = PRIMITIVES.get(name)
+    if spec is None:
+        raise TVMValueError(f"the explorer has no primitive {name!r} (it has: "
+                            f"{', '.join(PRIMITIVES)})")
+    return spec
+
+
+def _missing_target(spec: Primitive, sel: Selection) -> str | None:
+    needs_block = spec.target in (BLOCK, BLOCK_LOOP, BLOCK_OTHER_LOOP, LOOPS)
+    needs_loop = spec.target in (LOOP, BLOCK_LOOP, BLOCK_OTHER_LOOP, LOOPS)
+    if needs_block and sel.block is None:
+        return "pick a block"
+    if needs_loop and sel.loop is None:
+        return "pick a loop"
+    if spec.target in (LOOP, BLOCK_LOOP, LOOPS) and sel.block is not None \
+            and sel.own_loop is None and not _above(sel):
+        return f"the loop is not above block `{sel.block}`"
+    if spec.target == BLOCK_OTHER_LOOP and (sel.own_loop is not None or _above(sel)):
+        return f"{spec.name} needs a loop of another nest than block `{sel.block}`'s"
+    return None
+
+
+def _above(sel: Selection) -> bool:
+    """Whether a ``(block, name)`` loop is also above the selected block."""
+    return isinstance(sel.loop, tuple) and sel.loop[0] == sel.block
+
+
+def _loop_table(sch: Schedule, func_name: str, names: dict) -> tuple[list[LoopInfo], list[str]]:
+    """Every loop of the function with its printed name and the blocks under it (in program
+    order), and the block names."""
+    order: list = []
+    under: dict[int, list[str]] = {}
+    blocks = []
+    for sref in sch.state.func_refs[func_name]:
+        if not sref.is_block or sref.parent is None:
+            continue
+        blocks.append(sref.stmt.name_hint)
+        for lp in loop_srefs(sref):
+            var = lp.stmt.loop_var
+            if id(var) not in under:
+                under[id(var)] = []
+                order.append(var)
+            under[id(var)].append(sref.stmt.name_hint)
+    loops = [LoopInfo(names.get(id(v), v.name_hint), tuple(under[id(v)]), v) for v in order]
+    return loops, blocks
+
+
+def format_value(v) -> str:
+    """A parameter value as Python, strings in double quotes: ``["j_0", "k"]``."""
+    if isinstance(v, str):
+        return json.dumps(v)
+    if isinstance(v, list):
+        return "[" + ", ".join(format_value(x) for x in v) + "]"
+    if isinstance(v, tuple):
+        return "(" + ", ".join(format_value(x) for x in v) + ("," if len(v) == 1 else "") + ")"
+    return repr(v)
+
+
+def format_call(primitive: str, args: dict) -> str:
+    """``split(block="Y", loop="j", factors=[None, 8])``: an apply call as text."""
+    return f"{primitive}({', '.join(f'{k}={format_value(v)}' for k, v in args.items())})"
