@@ -1,0 +1,27 @@
+"""Notebook tools: ``%%relax`` / ``%%tir``, ``PassStepper``, graph and side-by-side views.
+
+Everything Jupyter-specific lives here (IPython, ipywidgets and graphviz are imported by
+this package only); the compiler core reaches it lazily.  Each tool is a plain-Python model
+that works in a terminal (its text form) and a thin notebook view.
+
+Example::
+
+    %load_ext mlckit                          # registers %%relax and %%tir
+    from mlckit.notebook import PassStepper
+    PassStepper(MyModule)                     # step through relax.build's passes
+"""
+
+from __future__ import annotations
+
+from .diff import diff_html, unified_diff
+from .pass_stepper import PassStep, PassStepper, RecordPasses
+
+__all__ = ["PassStep", "PassStepper", "RecordPasses", "diff_html", "load_ipython_extension",
+           "unified_diff"]
+
+
+def load_ipython_extension(ipython) -> None:
+    """``%load_ext mlckit.notebook``: register the ``%%relax`` and ``%%tir`` cell magics."""
+    from .magics import load_ipython_extension as load
+
+    load(ipython)
