@@ -14,10 +14,11 @@ Example::
 from __future__ import annotations
 
 from .diff import diff_html, unified_diff
+from .graph import graph
 from .pass_stepper import PassStep, PassStepper, RecordPasses
 
-__all__ = ["PassStep", "PassStepper", "RecordPasses", "diff_html", "load_ipython_extension",
-           "unified_diff"]
+__all__ = ["PassStep", "PassStepper", "RecordPasses", "diff_html", "graph",
+           "load_ipython_extension", "unified_diff"]
 
 
 def load_ipython_extension(ipython) -> None:
