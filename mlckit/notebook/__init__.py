@@ -1,4 +1,5 @@
-"""Notebook tools: ``ScheduleExplorer``.
+"""Notebook tools: ``%%relax`` / ``%%tir``, ``ScheduleExplorer``, ``PassStepper``, graph and
+side-by-side views.
 
 Everything Jupyter-specific lives here (IPython, ipywidgets and graphviz are imported by
 this package only); the compiler core reaches it lazily.  Each tool is a plain-Python model
@@ -6,12 +7,25 @@ that works in a terminal (its text form) and a thin notebook view.
 
 Example::
 
-    from mlckit.notebook import ScheduleExplorer
+    %load_ext mlckit                          # registers %%relax and %%tir
+    from mlckit.notebook import PassStepper, ScheduleExplorer
     ScheduleExplorer(mm_relu)                 # try schedule primitives step by step
+    PassStepper(MyModule)                     # step through relax.build's passes
 """
 
 from __future__ import annotations
 
+from .diff import diff_html, unified_diff
 from .explorer import Refusal, ScheduleExplorer, Step
+from .graph import graph
+from .pass_stepper import PassStep, PassStepper, RecordPasses
 
-__all__ = ["Refusal", "ScheduleExplorer", "Step"]
+__all__ = ["PassStep", "PassStepper", "RecordPasses", "Refusal", "ScheduleExplorer", "Step",
+           "diff_html", "graph", "load_ipython_extension", "unified_diff"]
+
+
+def load_ipython_extension(ipython) -> None:
+    """``%load_ext mlckit.notebook``: register the ``%%relax`` and ``%%tir`` cell magics."""
+    from .magics import load_ipython_extension as load
+
+    load(ipython)
