@@ -22,7 +22,6 @@ Example::
 
 from __future__ import annotations
 
-import difflib
 import json
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -32,6 +31,7 @@ from mlckit.tir.schedule import Schedule
 from mlckit.tir.schedule.query import loop_srefs
 from mlckit.tir.schedule.rv import BlockRV, LoopRV
 
+from .diff import unified_diff
 from .explorer_primitives import (
     BLOCK,
     BLOCK_LOOP,
@@ -149,6 +149,7 @@ class ScheduleExplorer:
         self.error: str | None = None
         self._observers: list[Callable[[str], None]] = []
         self._legality: dict[tuple, dict[str, str | None]] = {}
+        self._view = None
         self._steps: list[Step] = [self._make_step(0, sch, None, {}, "start", [], None)]
         self._pos = 0
         self._measure(self._steps[0])
@@ -163,6 +164,11 @@ class ScheduleExplorer:
     def sch(self):
         """The current ``tir.Schedule`` (read it; change it through :meth:`apply`)."""
         return self.current.sch
+
+    @property
+    def steps(self) -> list[Step]:
+        """Every step kept: the history, then the steps undone that ``redo`` brings back."""
+        return list(self._steps)
 
     @property
     def history(self) -> list[Step]:
@@ -425,9 +431,8 @@ class ScheduleExplorer:
                 new_names.append(names.get(id(sch.get(rv).loop_var), "?"))
             elif isinstance(rv, BlockRV):
                 new_names.append(sch.get(rv).name_hint)
-        diff = "" if before is None else "\n".join(difflib.unified_diff(
-            before.script.splitlines(), text.splitlines(), f"step {before.index}",
-            f"step {index}", lineterm=""))
+        diff = "" if before is None else unified_diff(before.script, text, f"step {before.index}",
+                                                      f"step {index}")
         return Step(index, primitive, dict(args), call, new_names, sch, text,
                     str(to_source(func)), diff, loops, blocks)
 
@@ -473,17 +478,20 @@ class ScheduleExplorer:
 
     # -- notebook -------------------------------------------------------------------------
     def view(self):
-        """A new widget view of this explorer (:class:`ScheduleExplorerView`)."""
-        from .explorer_widget import ScheduleExplorerView
+        """The widget view of this explorer (:class:`ScheduleExplorerView`; one per
+        explorer, made on first use: each display shows it again, in step)."""
+        if self._view is None:
+            from .explorer_widget import ScheduleExplorerView
 
-        return ScheduleExplorerView(self)
+            self._view = ScheduleExplorerView(self)
+        return self._view
 
     def _repr_mimebundle_(self, include=None, exclude=None):
         try:
             view = self.view()
         except ImportError:  # no ipywidgets: the text form
             return {"text/plain": self.text()}
-        return view.mimebundle()
+        return view.mimebundle(include=include, exclude=exclude)
 
 
 class _Handles:
