@@ -79,6 +79,7 @@ class Step:
     agrees: bool | None = None
     measure_error: str | None = None
     measurement: object = field(default=None, repr=False)
+    pending: bool = False  # being measured
     handles: list = field(default_factory=list, repr=False)
 
     ok = True
@@ -98,6 +99,8 @@ class Step:
     def time_text(self) -> str:
         """The run time for a person: ``2.71 ms``, or why there is none."""
         if self.seconds is None:
+            if self.pending:
+                return "measuring…"
             return "not measured" if self.measure_error is None else "not measurable"
         return f"{self.seconds * 1e3:.3g} ms"
 
@@ -247,6 +250,7 @@ class ScheduleExplorer:
             return refusal
         step = self._make_step(self._pos + 1, work, primitive, args, call, result, self.current)
         step.handles = handles
+        step.pending = self.timer is not None
         del self._steps[self._pos + 1:]
         self._steps.append(step)
         self._pos += 1
@@ -445,6 +449,8 @@ class ScheduleExplorer:
         except Exception as err:  # noqa: BLE001 - a failed build is shown, never fatal
             step.measure_error = f"{type(err).__name__}: {err}"
             return True
+        finally:
+            step.pending = False
         step.seconds, step.measurement = m.seconds, m
         first = self._steps[0].measurement if self._steps else None
         step.agrees = True if first is None or first is m else m.agrees_with(first)

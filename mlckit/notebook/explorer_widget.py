@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import html
 import io
+import re
 
 import ipywidgets as W
 
@@ -28,6 +29,7 @@ from .explorer_primitives import (
     BLOCK,
     BOOL,
     CHOICE,
+    INT,
     LOOPS,
     PRIMITIVES,
     Param,
@@ -38,7 +40,8 @@ from .explorer_primitives import (
 
 __all__ = ["ScheduleExplorerView", "history_svg"]
 
-_CODE = "overflow:auto;max-height:36em;font-size:12px"
+_CODE = "overflow:auto;max-height:30em;font-size:12px"
+_PRE = "white-space:pre;overflow-x:auto;margin:0;"  # no wrapping: code lines scroll
 _ERROR = ("background:#ffebe9;color:#cf222e;border:1px solid #ff8182;border-radius:4px;"
           "padding:4px 8px;font-family:monospace;white-space:pre-wrap")
 
@@ -60,15 +63,15 @@ class ScheduleExplorerView:
         self.rows: dict[str, W.Box] = {}
         for spec in PRIMITIVES.values():
             self._make_row(spec)
-        self.primitives = W.GridBox(list(self.rows.values()), layout=W.Layout(
-            grid_template_columns="repeat(auto-fill, minmax(21em, 1fr))", grid_gap="2px 12px"))
+        self.primitives = W.Box(list(self.rows.values()), layout=W.Layout(
+            flex_flow="row wrap", grid_gap="4px 6px", margin="4px 0"))
         self.not_here = W.HTML()
         self.error = W.HTML()
         self.script = W.HTML()
         self.lnumpy = W.HTML()
         self.diff = W.HTML()
         self.tabs = W.Tab([self.script, self.lnumpy, self.diff],
-                          layout=W.Layout(flex="3 1 0", min_width="0"))
+                          layout=W.Layout(flex="2 1 0", min_width="0"))
         self.trace = W.HTML()
         self.timing = W.HTML()
         self.script.add_class("mlckit-explorer-script")
@@ -77,12 +80,13 @@ class ScheduleExplorerView:
         self.trace.add_class("mlckit-explorer-trace")
         self.timing.add_class("mlckit-explorer-timing")
         self.error.add_class("mlckit-explorer-error")
-        side = W.VBox([self.trace, self.timing], layout=W.Layout(flex="2 1 0", min_width="0"))
+        self.timing.layout = W.Layout(flex="1 1 0", min_width="18em")
         self.widget = W.VBox([
             self.header,
             W.HBox([self.block, self.loop, self.undo_button, self.redo_button]),
             self.primitives, self.not_here, self.error,
-            W.HBox([self.tabs, side], layout=W.Layout(width="100%", grid_gap="12px")),
+            W.HBox([self.tabs, self.timing], layout=W.Layout(width="100%", grid_gap="12px")),
+            self.trace,
         ])
         self.widget.add_class("mlckit-explorer")
         self._syncing = False
@@ -109,14 +113,15 @@ class ScheduleExplorerView:
 
     # -- building -------------------------------------------------------------------------
     def _make_row(self, spec: Primitive) -> None:
-        button = W.Button(description=spec.name, tooltip=spec.help,
-                          layout=W.Layout(width="12em", flex="0 0 auto"))
+        button = W.Button(description=spec.name, tooltip=spec.help, button_style="info",
+                          layout=W.Layout(width="auto", flex="0 0 auto"))
         button.add_class(f"mlckit-primitive-{spec.name}")
         button.on_click(lambda _, name=spec.name: self._on_click(name))
         inputs = {p.name: _input(p) for p in spec.params}
         self.buttons[spec.name] = button
         self.inputs[spec.name] = inputs
-        self.rows[spec.name] = W.HBox([button, *inputs.values()])
+        self.rows[spec.name] = W.HBox([button, *inputs.values()], layout=W.Layout(
+            border="1px solid #d0d7de", padding="2px", grid_gap="4px", align_items="center"))
 
     # -- events ---------------------------------------------------------------------------
     def _on_model(self, event: str) -> None:
@@ -231,12 +236,10 @@ class ScheduleExplorerView:
             f"{cur.index} of {len(ex.steps) - 1}: {what} · {cur.time_text}{result}")
 
     def _render_code(self) -> None:
-        from mlckit.script.printer.highlight import html_text
-
         ex = self.explorer
         cur = ex.current
-        self.script.value = f'<div style="{_CODE}">{html_text(cur.script)}</div>'
-        self.lnumpy.value = f'<div style="{_CODE}">{html_text(cur.lnumpy)}</div>'
+        self.script.value = _code_html(cur.script)
+        self.lnumpy.value = _code_html(cur.lnumpy)
         if cur.index == 0:
             self.diff.value = "<i>step 0: nothing before it</i>"
         else:
@@ -247,7 +250,7 @@ class ScheduleExplorerView:
         self.tabs.titles = ("TVMScript", "lnumpy", "diff to the step before")
         self.trace.value = (
             "<b>trace</b> <small>(Python: select and copy)</small>"
-            f'<pre style="{_CODE};user-select:text;background:#f6f8fa;padding:6px;margin:2px 0">'
+            f'<pre style="{_CODE};{_PRE}user-select:text;background:#f6f8fa;padding:6px;margin:2px 0">'
             f"{html.escape(cur.trace)}</pre>")
 
     def _render_timing(self) -> None:
@@ -263,8 +266,10 @@ class ScheduleExplorerView:
             f"<td>{'' if s.agrees is None else '✓' if s.agrees else '✗'}</td></tr>"
             for s in steps)
         self.timing.value = (
-            "<b>run time</b> <small>(Numba, random inputs; ✓ same results as step 0)</small>"
-            f"{history_svg(steps)}<table style='font-size:12px'>{rows}</table>")
+            f"<b>run time</b> of each step{history_svg(steps)}"
+            f"<table style='font-size:12px'>{rows}</table>"
+            "<small>built with Numba, run on random inputs; ✓: the same results as step 0"
+            "</small>")
 
     # -- display --------------------------------------------------------------------------
     def mimebundle(self, include=None, exclude=None) -> dict:
@@ -275,16 +280,25 @@ class ScheduleExplorerView:
 
 
 def _input(param: Param) -> W.Widget:
+    """The input of a parameter, labelled with its name."""
+    label = {"description": param.name, "style": {"description_width": "initial"},
+             "tooltip": param.help or param.name}
     if param.kind == BOOL:
-        widget = W.Checkbox(value=bool(param.default), description=param.name, indent=False,
-                            layout=W.Layout(width="auto"))
-    elif param.kind == CHOICE:
-        widget = W.Dropdown(options=list(param.choices), value=param.default,
-                            layout=W.Layout(width="7em"))
-    else:
-        widget = W.Text(placeholder=param.name, layout=W.Layout(width="9em"))
-    widget.tooltip = param.help or param.name
-    return widget
+        return W.Checkbox(value=bool(param.default), indent=False,
+                          layout=W.Layout(width="auto"), **label)
+    if param.kind == CHOICE:
+        return W.Dropdown(options=list(param.choices), value=param.default,
+                          layout=W.Layout(width="auto"), **label)
+    box = 3.5 if param.kind == INT else 7.5  # em for the value, then room for the label
+    return W.Text(layout=W.Layout(width=f"{box + len(param.name) * 0.6:.1f}em"), **label)
+
+
+def _code_html(text: str) -> str:
+    """Python-highlighted code that scrolls instead of wrapping its lines."""
+    from mlckit.script.printer.highlight import html_text
+
+    code = html_text(text).replace("<pre style=\"", f"<pre style=\"{_PRE}", 1)
+    return f'<div style="{_CODE}">{code}</div>'
 
 
 def history_svg(steps) -> str:
@@ -299,6 +313,7 @@ def history_svg(steps) -> str:
     ax = fig.add_subplot()
     ax.bar(xs, ms, color=["#9ecae1"] * (len(xs) - 1) + ["#1f77b4"], width=0.6)
     ax.set_xticks(xs)
+    ax.set_xlim(-0.6, max(len(xs), 5) - 0.4)  # a few steps do not make wide bars
     ax.set_xlabel("step", fontsize=8)
     ax.set_ylabel("ms", fontsize=8)
     ax.tick_params(labelsize=7)
@@ -308,4 +323,8 @@ def history_svg(steps) -> str:
     with matplotlib.rc_context({"svg.hashsalt": "mlckit", "svg.fonttype": "none"}):
         fig.savefig(out, format="svg", metadata={"Date": None})
     text = out.getvalue()
-    return text[text.index("<svg"):]
+    svg = text[text.index("<svg"):]
+    # scale with the panel instead of the figure's fixed size
+    head, rest = svg.split(">", 1)
+    head = re.sub(r'\s(width|height)="[^"]*"', "", head)
+    return f'{head} style="width:100%;max-width:26em;height:auto">{rest}'
