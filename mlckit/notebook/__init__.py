@@ -16,9 +16,10 @@ from __future__ import annotations
 from .diff import diff_html, unified_diff
 from .graph import graph
 from .pass_stepper import PassStep, PassStepper, RecordPasses
+from .side_by_side import SideBySide, side_by_side
 
-__all__ = ["PassStep", "PassStepper", "RecordPasses", "diff_html", "graph",
-           "load_ipython_extension", "unified_diff"]
+__all__ = ["PassStep", "PassStepper", "RecordPasses", "SideBySide", "diff_html", "graph",
+           "load_ipython_extension", "side_by_side", "unified_diff"]
 
 
 def load_ipython_extension(ipython) -> None:
