@@ -1,13 +1,11 @@
-from tests.kernels import mm_relu
-from mlckit.notebook.side_by_side import side_by_side
-v = side_by_side(mm_relu)
-print(v)
-print(v.linked_lines(8), v.linked_tvmscript_lines(4))
-open('/tmp/sbs.html','w').write("<html><body>"+v.html()+"</body></html>")
-import mlckit.tir as tir
-sch = tir.Schedule(mm_relu)
-i, j, k = sch.get_loops(sch.get_block("Y"))
-i0, i1 = sch.split(i, factors=[None, 4])
-sch.parallel(i0)
-sch.reorder(i0, j, i1)
-print(side_by_side(sch.mod))
+import numpy as np, mlckit
+from mlckit import relax
+from mlckit.script import from_source
+from tests.notebook.programs import MLP_MODULE
+mod = from_source(MLP_MODULE)
+ex = relax.build(mod, target="lnumpy")
+vm = relax.VirtualMachine(ex, mlckit.cpu())
+rng = np.random.default_rng(0)
+args = [mlckit.nd.array(rng.standard_normal(s).astype("float32")) for s in [(2, 784), (128, 784), (128,), (10, 128), (10,)]]
+r = vm.profile(*args)
+open('/tmp/prof.html','w').write("<html><body>"+r._repr_html_()+ex._repr_html_()+"</body></html>")
