@@ -1,16 +1,19 @@
 """Notebook tools: ``%%relax`` / ``%%tir``, ``ScheduleExplorer``, ``PassStepper``, graph and
-side-by-side views.
+side-by-side views, and the HTML forms of core objects (``reprs``).
 
 Everything Jupyter-specific lives here (IPython, ipywidgets and graphviz are imported by
 this package only); the compiler core reaches it lazily.  Each tool is a plain-Python model
-that works in a terminal (its text form) and a thin notebook view.
+that works in a terminal (its text form) and a thin notebook view; ipywidgets and IPython
+are imported only by the views and the magics, when they are used.
 
 Example::
 
     %load_ext mlckit                          # registers %%relax and %%tir
-    from mlckit.notebook import PassStepper, ScheduleExplorer
+    from mlckit.notebook import PassStepper, ScheduleExplorer, graph, side_by_side
     ScheduleExplorer(mm_relu)                 # try schedule primitives step by step
     PassStepper(MyModule)                     # step through relax.build's passes
+    graph(MyModule["main"])                   # the dataflow graph
+    side_by_side(mm_relu)                     # TVMScript beside its lnumpy twin
 """
 
 from __future__ import annotations
@@ -19,9 +22,11 @@ from .diff import diff_html, unified_diff
 from .explorer import Refusal, ScheduleExplorer, Step
 from .graph import graph
 from .pass_stepper import PassStep, PassStepper, RecordPasses
+from .side_by_side import SideBySide, side_by_side
 
-__all__ = ["PassStep", "PassStepper", "RecordPasses", "Refusal", "ScheduleExplorer", "Step",
-           "diff_html", "graph", "load_ipython_extension", "unified_diff"]
+__all__ = ["PassStep", "PassStepper", "RecordPasses", "Refusal", "ScheduleExplorer",
+           "SideBySide", "Step", "diff_html", "graph", "load_ipython_extension",
+           "side_by_side", "unified_diff"]
 
 
 def load_ipython_extension(ipython) -> None:
