@@ -102,7 +102,8 @@ class Step:
             if self.pending:
                 return "measuring…"
             return "not measured" if self.measure_error is None else "not measurable"
-        return f"{self.seconds * 1e3:.3g} ms"
+        ms = self.seconds * 1e3
+        return f"{ms:.2f} ms" if ms < 1000 else f"{self.seconds:.2f} s"
 
     def __repr__(self) -> str:
         return f"step {self.index}: {self.label}"
