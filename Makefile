@@ -39,9 +39,11 @@ $(STAMP): pyproject.toml $(wildcard mlckit/__init__.py)
 	$(VPY) -m pip install -e '.[dev]'
 	touch $@
 
-# Debian packages: graphviz (`dot` draws graph views) and dataset-fashion-mnist (the
-# end-to-end chapter's data). Best effort: installed when we are root or have sudo.
+# Debian packages: graphviz (`dot` draws graph views), chromium (the browser tests drive it)
+# and dataset-fashion-mnist (the end-to-end chapter's data). Best effort: installed when we
+# are root or have sudo.
 SYSPKGS := $(if $(shell command -v dot),,graphviz) \
+           $(if $(shell command -v chromium),,chromium) \
            $(if $(shell dpkg -s dataset-fashion-mnist 2>/dev/null | grep -q "ok installed" && echo y),,dataset-fashion-mnist)
 sysdeps:
 	@pkgs="$(strip $(SYSPKGS))"; if [ -z "$$pkgs" ]; then :; \

@@ -8,6 +8,11 @@
 2. The other views on the same module: ``PassStepper`` (the build pipeline, recorded),
    ``graph(main)`` (DOT source, and SVG by ``dot``), ``side_by_side`` of ``linear0``
    (text + HTML).
+3. One ``ScheduleExplorer`` step on the course's ``mm_relu`` (:func:`explorer_step`): the
+   primitive applied to a copy of the schedule, TVMScript and lnumpy printed, the diff to
+   the step before; then what the widget adds (highlighted code, the primitives legal for
+   the picked block and loop tried on copies, the diff as HTML, the run-time plot).
+   Target: ≤ 300 ms.  The timed kernel run (Numba build + timing) is shown apart.
 
 Usage::
 
@@ -103,6 +108,62 @@ def main() -> None:
     else:
         print("  graph(main) drawn to SVG by dot    (no `dot` on this machine)")
     print(f"  side_by_side(linear0) text + HTML  {t_sbs * 1e3:8.2f} ms")
+
+    explorer_step(args.repeat)
+
+
+EXPLORER_TARGET_MS = 300.0
+# the course's steps on mm_relu, each applied on top of the ones before
+COURSE_STEPS = [
+    ("split", dict(block="Y", loop="j", factors=[None, 4])),
+    ("reorder", dict(block="Y", loops=["j_0", "k", "j_1"])),
+    ("reverse_compute_at", dict(block="C", loop="j_0")),
+]
+
+
+def explorer_step(repeat: int) -> None:
+    """Print how long one explorer step takes on mm_relu, model and widget, best of
+    ``repeat``, against the 300 ms target (the timed kernel run apart)."""
+    from mlckit.notebook import ScheduleExplorer
+    from mlckit.notebook.explorer_widget import history_svg
+    from mlckit.notebook.kernel_timer import KernelTimer
+    from tests.kernels import mm_relu
+
+    def steps_of(ex) -> list[float]:
+        """Seconds of each course step (best of ``repeat``), undone between rounds."""
+        best = [float("inf")] * len(COURSE_STEPS)
+        for _ in range(repeat + 1):  # the first round warms up
+            for k, (name, kwargs) in enumerate(COURSE_STEPS):
+                t0 = time.perf_counter()
+                step = ex.apply(name, **kwargs)
+                best[k] = min(best[k], time.perf_counter() - t0)
+                if not step.ok:
+                    raise SystemExit(f"the step was refused: {step}")
+            for _ in COURSE_STEPS:
+                ex.undo()
+        return best
+
+    model = steps_of(ScheduleExplorer(mm_relu, measure=False))
+    viewed = ScheduleExplorer(mm_relu, measure=False)
+    viewed.view()
+    widget = steps_of(viewed)
+    for s, seconds in zip(viewed.steps, (2.6e-3, 3.1e-3, 0.8e-3, 0.7e-3)):
+        s.seconds = seconds  # a plot of four measured steps, as after the course's steps
+    t_plot = best_of(lambda: history_svg(viewed.steps), repeat)
+    timer = KernelTimer()
+    t_kernel = best_of(lambda: timer.measure(viewed.steps[-1].sch.mod["main"]), max(1, repeat // 3))
+
+    print(f"\nScheduleExplorer step on mm_relu (128x128x128), best of {repeat}:")
+    print(f"  {'step':<22}{'model':>10}{'+ widget':>11}{'+ plot':>10}   vs {EXPLORER_TARGET_MS:.0f} ms")
+    for (name, _), m, w in zip(COURSE_STEPS, model, widget):
+        total = w + t_plot
+        verdict = "within" if total * 1e3 <= EXPLORER_TARGET_MS else "OVER"
+        print(f"  {name:<22}{m * 1e3:8.2f} ms{w * 1e3:8.2f} ms{total * 1e3:8.2f} ms   "
+              f"{total * 1e3 / EXPLORER_TARGET_MS:5.2f}x ({verdict})")
+    print("  model: the primitive on a copy, TVMScript, lnumpy and the diff; + widget: "
+          "highlighting,\n  the legal primitives tried on copies, the diff as HTML; + plot: "
+          f"the run-time chart ({t_plot * 1e3:.2f} ms)")
+    print(f"  not counted: the timed kernel run (Numba build + timing) {t_kernel * 1e3:8.2f} ms")
 
 
 if __name__ == "__main__":
