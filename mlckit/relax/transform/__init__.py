@@ -13,6 +13,7 @@ Every pass is an ``mlckit.transform.Pass``: call it on a module, or put it in a
 
 from mlckit.ir.transform import FunctionPass, function_pass
 
+from .annotate_tir_op_pattern import AnnotateTIROpPattern
 from .bind_params import BindParams
 from .call_tir_rewrite import CallTIRRewrite
 from .lower_alloc_tensor import LowerAllocTensor
@@ -20,5 +21,5 @@ from .static_plan_block_memory import StaticPlanBlockMemory
 from .to_non_dataflow import ToNonDataflow
 from .vm_shape_lower import VMShapeLower
 
-__all__ = ["BindParams", "CallTIRRewrite", "FunctionPass", "LowerAllocTensor",
+__all__ = ["AnnotateTIROpPattern", "BindParams", "CallTIRRewrite", "FunctionPass", "LowerAllocTensor",
            "StaticPlanBlockMemory", "ToNonDataflow", "VMShapeLower", "function_pass"]
