@@ -15,11 +15,13 @@ from mlckit.ir.transform import FunctionPass, function_pass
 
 from .annotate_tir_op_pattern import AnnotateTIROpPattern
 from .bind_params import BindParams
+from .bind_symbolic_vars import BindSymbolicVars
 from .call_tir_rewrite import CallTIRRewrite
+from .fuse_ops import FuseOps
 from .lower_alloc_tensor import LowerAllocTensor
 from .static_plan_block_memory import StaticPlanBlockMemory
 from .to_non_dataflow import ToNonDataflow
 from .vm_shape_lower import VMShapeLower
 
-__all__ = ["AnnotateTIROpPattern", "BindParams", "CallTIRRewrite", "FunctionPass", "LowerAllocTensor",
+__all__ = ["AnnotateTIROpPattern", "BindParams", "BindSymbolicVars", "CallTIRRewrite", "FuseOps", "FunctionPass", "LowerAllocTensor",
            "StaticPlanBlockMemory", "ToNonDataflow", "VMShapeLower", "function_pass"]
