@@ -14,8 +14,10 @@ Example::
 
 from __future__ import annotations
 
+from mlckit.arith.analyzer import Analyzer
 from mlckit.error import TVMKeyError, TVMTypeError, TVMValueError
 from mlckit.ir.module import IRModule
+from mlckit.ir.node import Node
 from mlckit.ir.transform import ModulePass, PassInfo
 from mlckit.tir import expr as tx
 
@@ -31,9 +33,10 @@ class _SymbolicVarBinder(ExprMutator):
     def __init__(self, tir_map: dict):
         super().__init__()
         self.tir_map = tir_map
+        self.analyzer = Analyzer()
 
     def _sub(self, obj):
-        return substitute_tir_vars(obj, self.tir_map)
+        return _substitute(obj, self.tir_map, self.analyzer)
 
     def visit_var_def(self, var: Var) -> Var:
         new = super().visit_var_def(var)
@@ -75,6 +78,34 @@ class _SymbolicVarBinder(ExprMutator):
                 and ret is op.ret_struct_info:
             return op
         return op.replace(params=params, body=body, ret_struct_info=ret)
+
+
+def _substitute(obj, tir_map: dict, analyzer: Analyzer):
+    """``obj`` (a struct info, shape, PrimExpr …) with the TIR variables of ``tir_map``
+    replaced; every PrimExpr that changes is simplified (``n * 2`` with n = 16 is 32)."""
+
+    def go(x):
+        if isinstance(x, tx.PrimExpr):
+            new = substitute_tir_vars(x, tir_map)
+            return x if new is x else analyzer.simplify(new)
+        if isinstance(x, Var):
+            return x
+        if isinstance(x, Node):
+            changes = {}
+            for name in type(x).field_names():
+                old = getattr(x, name)
+                new = go(old)
+                if new is not old:
+                    changes[name] = new
+            return x.replace(**changes) if changes else x
+        if isinstance(x, (list, tuple)):
+            new = [go(y) for y in x]
+            if all(a is b for a, b in zip(new, x)):
+                return x
+            return new if isinstance(x, list) else tuple(new)
+        return x
+
+    return go(obj)
 
 
 def bind_symbolic_vars(func: Function, binding: dict) -> Function:
