@@ -20,6 +20,7 @@ from .call_tir_rewrite import CallTIRRewrite
 from .canonicalize_bindings import CanonicalizeBindings
 from .dead_code_elimination import DeadCodeElimination
 from .expand_tuple_arguments import ExpandTupleArguments
+from .fold_constant import FoldConstant
 from .fuse_ops import FuseOps
 from .fuse_tir import FuseTIR
 from .lower_alloc_tensor import LowerAllocTensor
@@ -30,5 +31,5 @@ from .vm_shape_lower import VMShapeLower
 
 __all__ = ["AnnotateTIROpPattern", "BindParams", "BindSymbolicVars", "CallTIRRewrite",
            "CanonicalizeBindings", "DeadCodeElimination", "ExpandTupleArguments",
-           "FunctionPass", "FuseOps", "FuseTIR", "LowerAllocTensor", "RemoveUnusedParameters",
+           "FoldConstant", "FunctionPass", "FuseOps", "FuseTIR", "LowerAllocTensor", "RemoveUnusedParameters",
            "StaticPlanBlockMemory", "ToNonDataflow", "VMShapeLower", "function_pass"]
