@@ -18,18 +18,24 @@ from .bind_params import BindParams
 from .bind_symbolic_vars import BindSymbolicVars
 from .call_tir_rewrite import CallTIRRewrite
 from .canonicalize_bindings import CanonicalizeBindings
+from .convert_to_dataflow import ConvertToDataflow
 from .dead_code_elimination import DeadCodeElimination
+from .decompose_ops import DecomposeOpsForInference
 from .expand_tuple_arguments import ExpandTupleArguments
 from .fold_constant import FoldConstant
 from .fuse_ops import FuseOps
 from .fuse_tir import FuseTIR
+from .lambda_lift import LambdaLift
 from .lower_alloc_tensor import LowerAllocTensor
+from .normalize import Normalize
 from .remove_unused_parameters import RemoveUnusedParameters
 from .static_plan_block_memory import StaticPlanBlockMemory
 from .to_non_dataflow import ToNonDataflow
 from .vm_shape_lower import VMShapeLower
 
 __all__ = ["AnnotateTIROpPattern", "BindParams", "BindSymbolicVars", "CallTIRRewrite",
-           "CanonicalizeBindings", "DeadCodeElimination", "ExpandTupleArguments",
-           "FoldConstant", "FunctionPass", "FuseOps", "FuseTIR", "LowerAllocTensor", "RemoveUnusedParameters",
-           "StaticPlanBlockMemory", "ToNonDataflow", "VMShapeLower", "function_pass"]
+           "CanonicalizeBindings", "ConvertToDataflow", "DeadCodeElimination",
+           "DecomposeOpsForInference", "ExpandTupleArguments", "FoldConstant", "FunctionPass",
+           "FuseOps", "FuseTIR", "LambdaLift", "LowerAllocTensor", "Normalize",
+           "RemoveUnusedParameters", "StaticPlanBlockMemory", "ToNonDataflow", "VMShapeLower",
+           "function_pass"]

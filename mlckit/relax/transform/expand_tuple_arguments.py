@@ -17,6 +17,7 @@ from __future__ import annotations
 from mlckit.ir.module import GlobalVar, IRModule
 from mlckit.ir.transform import ModulePass, PassInfo, Sequential
 
+from ..block_builder import BlockBuilder
 from ..expr import BindingBlock, Call, Function, SeqExpr, Tuple, TupleGetItem, Var, VarBinding
 from ..expr_functor import ExprMutator
 from ..struct_info import TupleStructInfo
@@ -100,8 +101,6 @@ def expand_tuple_arguments_inner(mod: IRModule) -> IRModule:
 
 def _normalize(func: Function) -> Function:
     """Re-normalize: call arguments built here (``t[0]``) get bindings of their own."""
-    from ..block_builder import BlockBuilder
-
     return BlockBuilder().normalize(func)
 
 
