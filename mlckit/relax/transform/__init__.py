@@ -1,14 +1,20 @@
 """Relax passes (names as in ``tvm.relax.transform``), one module per pass.
 
-The VM lowering pipeline that ``relax.build`` runs (as TVM's default pipeline, minus the
-passes mlckit does not need)::
+Graph-level optimization (``relax.get_pipeline("zero")`` runs them in this order)::
+
+    LegalizeOps → AnnotateTIROpPattern → FoldConstant → FuseOps → FuseTIR
+
+clean-ups (``DeadCodeElimination``, ``CanonicalizeBindings``, ``ConvertToDataflow``,
+``Normalize``, ``LambdaLift``, ``DecomposeOpsForInference``, ``ExpandTupleArguments``,
+``RemoveUnusedParameters``, ``BindParams``, ``BindSymbolicVars``), and the VM lowering that
+``relax.build`` runs (``relax.pipeline.default_build_pipeline()``)::
 
     ToNonDataflow → CallTIRRewrite → StaticPlanBlockMemory → LowerAllocTensor → VMShapeLower
 
 Every pass is an ``mlckit.transform.Pass``: call it on a module, or put it in a
 ``Sequential``::
 
-    mod = relax.transform.CallTIRRewrite()(relax.transform.ToNonDataflow()(mod))
+    mod = relax.transform.FuseTIR()(relax.transform.FuseOps()(mod))
 """
 
 from mlckit.ir.transform import FunctionPass, function_pass

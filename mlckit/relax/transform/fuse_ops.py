@@ -43,7 +43,7 @@ from mlckit.ir.transform import ModulePass, PassInfo
 from mlckit.tir import expr as tx
 
 from ..analysis.graph_partitioner import GraphNode, GraphPartitioner, IndexedForwardGraph
-from ..analysis.struct_info import collect_tir_vars
+from ..analysis.struct_info import collect_tir_vars, erase_to_well_defined
 from ..analysis.tir_op_pattern_kind import OpPatternKind as K
 from ..analysis.well_formed import definable_tir_vars
 from ..block_builder import BlockBuilder
@@ -372,7 +372,9 @@ class _FunctionCreator:
         param = Var("tir_vars", ShapeStructInfo(list(free)))
         self.params.append(param)
         self.arguments.append(ShapeExpr(list(free)))
-        return func.replace(params=[*func.params, param])
+        defined |= {id(v) for v in free}
+        ret = erase_to_well_defined(func.body.body.struct_info, defined)
+        return func.replace(params=[*func.params, param], ret_struct_info=ret)
 
 
 def _is_inlinable_constant(expr) -> bool:

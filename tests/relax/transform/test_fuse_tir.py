@@ -386,3 +386,34 @@ def test_module_without_primitive_functions_is_unchanged():
         bb.emit_func_output(gv)
     mod = bb.get()
     assert_structural_equal(FuseTIR()(mod), mod)
+
+
+def test_symbolic_argument_of_a_kernel_becomes_a_shape_parameter():
+    """``first(x, m)`` makes an output of length m, which no input shape defines: the kernel
+    gets m as a scalar (``tir_vars``); FuseOps passes it on as a shape argument, FuseTIR as
+    the fused kernel's last parameter."""
+    from mlckit import te
+
+    n, m = tir.Var("n", "int64"), tir.Var("m", "int64")
+    bb = relax.BlockBuilder()
+    x, y = relax.Var("x", _tensor((n,))), relax.Var("y", _tensor((m,)))
+
+    def first(a, size):
+        return te.compute((size,), lambda i: a[0], name="first")
+
+    with bb.function("main", [x, y]):
+        with bb.dataflow():
+            lv = bb.emit_te(first, x, m)
+            gv = bb.emit_output(bb.call_te(topi.exp, lv))
+        bb.emit_func_output(gv)
+    before = bb.get()
+    fused = FuseOps()(AnnotateTIROpPattern()(before))
+    params = fused["fused_first_exp"].params
+    assert [p.name_hint for p in params] == ["x", "tir_vars"]
+    after = FuseTIR()(fused)
+    prim = after["fused_first_exp"]
+    assert [p.dtype for p in prim.params] == ["handle", "handle", "int64"]
+    x_np, y_np = np.array([0.5, 2.0, 3.0], "float32"), np.zeros(4, "float32")
+    for mod in (before, fused, after):
+        out = _run(mod, x_np, y_np).numpy()
+        np.testing.assert_allclose(out, np.full(4, np.exp(0.5), "float32"), rtol=1e-6)
