@@ -5,7 +5,8 @@
   arguments and a constant shape runs ``kernel`` now (compiled for ``"llvm"`` by
   ``tir.build``, as TVM does) and becomes ``R.const(result)``;
 - inside a dataflow block, a high-level operator whose arguments are constants is legalized
-  (its ``FLegalize`` attribute) and folded the same way when that gives one ``call_tir``;
+  (its ``FLegalize`` attribute, or the implementation ``LegalizeOps`` would choose) and
+  folded the same way when that gives one ``call_tir``;
 - a variable bound to a constant is replaced by the constant at its uses; a variable bound
   to ``R.shape([...])`` and passed to an operator becomes that shape;
 - bindings left unused are removed.
@@ -22,8 +23,11 @@ Example::
 
 from __future__ import annotations
 
+import importlib
+
 import numpy as np
 
+from mlckit.error import TVMError
 from mlckit.ffi.registry import get_global_func
 from mlckit.ir.module import GlobalVar, IRModule
 from mlckit.ir.op import Op
@@ -120,7 +124,7 @@ class _ConstantFolder(PyExprMutator):
             post = Call(post.op, args, post.attrs, list(post.sinfo_args), span=post.span)
         if not self.builder_.current_block_is_dataflow():
             return post
-        legalize = post.op.get_attr("FLegalize")
+        legalize = _legalization(post)
         if legalize is not None and all(_is_constant_like(a) for a in post.args):
             normalized = self.builder_.normalize(post)
             legalized = self.builder_.normalize(legalize(self.builder_, normalized))
@@ -134,6 +138,24 @@ class _ConstantFolder(PyExprMutator):
         if isinstance(bound, Constant):
             return bound
         return super().visit_var_(op)
+
+
+def _legalization(call: Call):
+    """How ``call``'s operator is lowered: its ``FLegalize`` attribute (TVM's), else the
+    implementation the operator strategy picks (``mlckit.relax.strategy``, found late: it
+    comes with the operators); None when there is none."""
+    legalize = call.op.get_attr("FLegalize")
+    if legalize is not None:
+        return legalize
+    try:
+        strategy = importlib.import_module("mlckit.relax.strategy")
+    except ImportError:
+        return None
+    try:
+        impl = strategy.select(call)
+    except TVMError:
+        return None  # no implementation applies here: the call is not folded
+    return None if impl is None else impl.lower
 
 
 def _is_constant_like(expr) -> bool:
