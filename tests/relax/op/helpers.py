@@ -3,8 +3,6 @@ NumPy; a one-call function around an operator; struct-info inference of one call
 
 from __future__ import annotations
 
-import functools
-
 import numpy as np
 
 import mlckit
@@ -19,10 +17,16 @@ def run(mod, *args, target: str = "llvm", func: str = "main"):
     return _numpy(vm[func](*[mlckit.nd.array(a) for a in args]))
 
 
-@functools.lru_cache(maxsize=None)
+_BUILT: dict = {}
+
+
 def built(key, make_module, target: str = "llvm"):
-    """A VM for ``make_module()``, built once per ``key`` (numba compiles are slow)."""
-    return relax.VirtualMachine(relax.build(make_module(), target), mlckit.cpu())
+    """A VM for ``make_module()``, built once per ``(key, target)`` (numba compiles are
+    slow; hypothesis then varies only the run-time shapes and values)."""
+    if (key, target) not in _BUILT:
+        _BUILT[key, target] = relax.VirtualMachine(relax.build(make_module(), target),
+                                                   mlckit.cpu())
+    return _BUILT[key, target]
 
 
 def call(vm, *args, func: str = "main"):
