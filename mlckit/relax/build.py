@@ -68,7 +68,8 @@ def build(mod, target="llvm", params: dict | None = None, pipeline=None,
 
         mod = BindParams("main", params)(mod)
     lower = pipeline if pipeline is not None else vm_lowering_pipeline()
-    lowered = lower(mod)
+    with _target_scope(target):  # LegalizeOps picks implementations for this target
+        lowered = lower(mod)
 
     make_builder = get_global_func("relax.ExecBuilder", allow_missing=True)
     codegen = get_global_func("relax.VMCodeGen", allow_missing=True)
@@ -96,6 +97,23 @@ def build(mod, target="llvm", params: dict | None = None, pipeline=None,
     ex.mod = lowered
     ex.target = target
     return ex
+
+
+def _target_scope(target):
+    """``with Target(target):`` for a target string or Target (as TVM's relax.build); no
+    scope for anything else (the TIR backend reports it)."""
+    import contextlib
+
+    from mlckit.target import Target
+
+    if isinstance(target, Target):
+        return target
+    if isinstance(target, (str, dict)):
+        try:
+            return Target(target)
+        except Exception:  # noqa: BLE001 - an unknown target is reported by the backend
+            return contextlib.nullcontext()
+    return contextlib.nullcontext()
 
 
 def _compile_prim_funcs(funcs: dict, target, options: dict) -> dict:

@@ -3,7 +3,7 @@
 The VM lowering pipeline that ``relax.build`` runs (as TVM's default pipeline, minus the
 passes mlckit does not need)::
 
-    ToNonDataflow → CallTIRRewrite → StaticPlanBlockMemory → LowerAllocTensor → VMShapeLower
+    LegalizeOps → ToNonDataflow → CallTIRRewrite → StaticPlanBlockMemory → LowerAllocTensor → VMShapeLower
 
 Every pass is an ``mlckit.transform.Pass``: call it on a module, or put it in a
 ``Sequential``::
@@ -15,10 +15,11 @@ from mlckit.ir.transform import FunctionPass, function_pass
 
 from .bind_params import BindParams
 from .call_tir_rewrite import CallTIRRewrite
+from .legalize_ops import LegalizeOps
 from .lower_alloc_tensor import LowerAllocTensor
 from .static_plan_block_memory import StaticPlanBlockMemory
 from .to_non_dataflow import ToNonDataflow
 from .vm_shape_lower import VMShapeLower
 
-__all__ = ["BindParams", "CallTIRRewrite", "FunctionPass", "LowerAllocTensor",
+__all__ = ["BindParams", "CallTIRRewrite", "FunctionPass", "LegalizeOps", "LowerAllocTensor",
            "StaticPlanBlockMemory", "ToNonDataflow", "VMShapeLower", "function_pass"]
