@@ -114,25 +114,25 @@ def _run_relax_pipeline(mod: IRModule, relax_pipeline, target) -> IRModule:
     if not isinstance(relax_pipeline, Pass) and not callable(relax_pipeline):
         raise TVMTypeError(f"relax_pipeline must be a pipeline name, a pass or None, got "
                            f"{type(relax_pipeline).__name__}")
-    scope = _target_scope(target)
-    if scope is None:
-        return relax_pipeline(mod)
-    with scope:
+    with _target_scope(target):  # LegalizeOps picks implementations for this target
         return relax_pipeline(mod)
 
 
 def _target_scope(target):
-    """``Target(target)`` for ``with target:`` while the pipeline runs (None when the
-    string is not a target mlckit knows: the backend reports it later)."""
-    from mlckit.error import TVMError
+    """``with Target(target):`` for a target string or Target (as TVM's relax.build); no
+    scope for anything else (the TIR backend reports it)."""
+    import contextlib
+
     from mlckit.target import Target
 
-    if target is None or isinstance(target, Target):
+    if isinstance(target, Target):
         return target
-    try:
-        return Target(target)
-    except (TVMError, ValueError, TypeError):
-        return None
+    if isinstance(target, (str, dict)):
+        try:
+            return Target(target)
+        except Exception:  # noqa: BLE001 - an unknown target is reported by the backend
+            return contextlib.nullcontext()
+    return contextlib.nullcontext()
 
 
 def _run_tir_pipeline(mod: IRModule, tir_pipeline) -> IRModule:

@@ -66,4 +66,5 @@ from .math import (  # noqa: A004 - TVM's names shadow builtins here
     tanh,
     trunc,
 )
+from .tensor import full, full_like
 from .transform import expand_dims, matmul, reshape, squeeze, transpose

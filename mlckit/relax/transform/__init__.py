@@ -9,7 +9,8 @@ clean-ups (``DeadCodeElimination``, ``CanonicalizeBindings``, ``ConvertToDataflo
 ``RemoveUnusedParameters``, ``BindParams``, ``BindSymbolicVars``), and the VM lowering that
 ``relax.build`` runs (``relax.pipeline.default_build_pipeline()``)::
 
-    ToNonDataflow → CallTIRRewrite → StaticPlanBlockMemory → LowerAllocTensor → VMShapeLower
+    LegalizeOps → ToNonDataflow → CallTIRRewrite → StaticPlanBlockMemory → LowerAllocTensor
+    → VMShapeLower
 
 Every pass is an ``mlckit.transform.Pass``: call it on a module, or put it in a
 ``Sequential``::
@@ -32,6 +33,7 @@ from .fold_constant import FoldConstant
 from .fuse_ops import FuseOps
 from .fuse_tir import FuseTIR
 from .lambda_lift import LambdaLift
+from .legalize_ops import LegalizeOps
 from .lower_alloc_tensor import LowerAllocTensor
 from .normalize import Normalize
 from .remove_unused_parameters import RemoveUnusedParameters
@@ -42,6 +44,6 @@ from .vm_shape_lower import VMShapeLower
 __all__ = ["AnnotateTIROpPattern", "BindParams", "BindSymbolicVars", "CallTIRRewrite",
            "CanonicalizeBindings", "ConvertToDataflow", "DeadCodeElimination",
            "DecomposeOpsForInference", "ExpandTupleArguments", "FoldConstant", "FunctionPass",
-           "FuseOps", "FuseTIR", "LambdaLift", "LowerAllocTensor", "Normalize",
+           "FuseOps", "FuseTIR", "LambdaLift", "LegalizeOps", "LowerAllocTensor", "Normalize",
            "RemoveUnusedParameters", "StaticPlanBlockMemory", "ToNonDataflow", "VMShapeLower",
            "function_pass"]
