@@ -136,3 +136,33 @@ def test_tir_pipeline_runs_on_the_kernels():
     np.testing.assert_allclose(vm["main"](X).numpy(), _numpy_mlp(X, ws), rtol=1e-5, atol=1e-5)
     with pytest.raises(TVMValueError, match="tir_pipeline 's_tir' is not supported"):
         relax.build(mod, "llvm", tir_pipeline="s_tir")
+
+
+def test_zero_pipeline_legalizes_folds_and_fuses_high_level_operators():
+    from mlckit.script import ir as I
+    from mlckit.script import relax as R
+
+    ones = np.ones(8, "float32")
+
+    @I.ir_module
+    class Module:
+        @R.function
+        def main(x: R.Tensor((4, 8), "float32"), y: R.Tensor((8,), "float32")) \
+                -> R.Tensor((4, 8), "float32"):
+            with R.dataflow():
+                lv0 = R.add(x, y)
+                lv1 = R.exp(lv0)
+                two = R.add(R.const(ones), R.const(ones))
+                gv = R.multiply(lv1, two)
+                R.output(gv)
+            return gv
+
+    out = relax.get_pipeline("zero")(Module)
+    assert sorted(gv.name_hint for gv in out.functions) == ["fused_add_tir_exp_multiply", "main"]
+    call = out["main"].body.blocks[0].bindings[0].value
+    np.testing.assert_array_equal(call.args[1].fields[2].data, ones * 2)  # folded
+    x = np.random.default_rng(2).standard_normal((4, 8)).astype("float32")
+    y = np.linspace(-1, 1, 8).astype("float32")
+    for mod in (Module, out):
+        vm = relax.VirtualMachine(mlckit.compile(mod, "llvm"), mlckit.cpu())
+        np.testing.assert_allclose(vm["main"](x, y).numpy(), np.exp(x + y) * 2, rtol=1e-5)

@@ -206,3 +206,30 @@ def test_operator_outside_a_dataflow_block_is_not_folded(add_one_op):
 def test_nothing_to_fold_leaves_the_module_equal():
     mod = AddOne
     assert_structural_equal(FoldConstant()(mod), mod)
+
+
+def test_high_level_operator_folds_through_its_strategy_in_dataflow_only():
+    a, b = np.arange(4, dtype="float32"), np.full(4, 0.5, "float32")
+
+    @I.ir_module
+    class Module:
+        @R.function
+        def main(x: R.Tensor((4,), "float32")) -> R.Tensor((4,), "float32"):
+            with R.dataflow():
+                c = R.multiply(R.const(a), R.const(b))
+                gv = R.add(x, c)
+                R.output(gv)
+            return gv
+
+        @R.function
+        def outside(x: R.Tensor((4,), "float32")) -> R.Tensor((4,), "float32"):
+            c = R.multiply(R.const(a), R.const(b))
+            return c
+
+    after = FoldConstant()(Module)
+    call = after["main"].body.blocks[0].bindings[0].value
+    assert call.op.name == "relax.add"
+    np.testing.assert_array_equal(call.args[1].data, a * b)
+    assert_structural_equal(after["outside"], Module["outside"])
+    vm = relax.VirtualMachine(relax.build(after, "llvm"), mlckit.cpu())
+    np.testing.assert_array_equal(vm["main"](np.ones(4, "float32")).numpy(), 1 + a * b)
