@@ -427,6 +427,8 @@ class _OperatorFusor(PyExprMutator):
         return group.num_nodes == 1 and not group.attrs
 
     def visit_dataflow_block_(self, block: DataflowBlock):
+        if any(self.group_of(b.var) is None for b in block.bindings):
+            return super().visit_dataflow_block_(block)  # not in the graph (a nested scope)
         self.group2func = {}
         for binding in block.bindings:  # 1. the bindings of each group
             group = self.group_of(binding.var)
