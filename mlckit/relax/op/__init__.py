@@ -1,6 +1,6 @@
 """Relax operators (names as in ``tvm.relax.op``)."""
 
-from . import binary, builtin, memory, op_attrs, vm
+from . import binary, builtin, linear_algebra, manipulate, memory, op_attrs, vm
 from .base import (
     StructInfoError,
     assert_op,
@@ -31,7 +31,20 @@ from .binary import (
     subtract,
 )
 from .builtin import call_builtin_with_ctx
+from .linear_algebra import linear, matmul
+from .manipulate import (
+    broadcast_to,
+    concat,
+    expand_dims,
+    flatten,
+    permute_dims,
+    reshape,
+    split,
+    squeeze,
+)
 
 __all__ = ["StructInfoError", "assert_op", "call_dps_packed", "call_packed", "call_pure_packed",
            "call_tir", "null_value", "print", "shape_of", "builtin", "memory", "vm",
-           "call_builtin_with_ctx", "op_attrs", "binary", *binary.__all__]
+           "call_builtin_with_ctx", "op_attrs", "binary", *binary.__all__,
+           "linear_algebra", "linear", "matmul", "manipulate", "broadcast_to", "concat",
+           "expand_dims", "flatten", "permute_dims", "reshape", "split", "squeeze"]
