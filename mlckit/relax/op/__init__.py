@@ -1,6 +1,18 @@
 """Relax operators (names as in ``tvm.relax.op``)."""
 
-from . import binary, builtin, linear_algebra, manipulate, memory, op_attrs, vm
+from . import (
+    binary,
+    builtin,
+    index,
+    linear_algebra,
+    manipulate,
+    memory,
+    nn,
+    op_attrs,
+    search,
+    statistical,
+    vm,
+)
 from .base import (
     StructInfoError,
     assert_op,
@@ -31,6 +43,7 @@ from .binary import (
     subtract,
 )
 from .builtin import call_builtin_with_ctx
+from .index import strided_slice, take
 from .linear_algebra import linear, matmul
 from .manipulate import (
     broadcast_to,
@@ -42,9 +55,13 @@ from .manipulate import (
     split,
     squeeze,
 )
+from .search import argmax, argmin
+from .statistical import max, mean, min, prod, sum  # noqa: A004 - TVM's names
 
 __all__ = ["StructInfoError", "assert_op", "call_dps_packed", "call_packed", "call_pure_packed",
            "call_tir", "null_value", "print", "shape_of", "builtin", "memory", "vm",
            "call_builtin_with_ctx", "op_attrs", "binary", *binary.__all__,
-           "linear_algebra", "linear", "matmul", "manipulate", "broadcast_to", "concat",
-           "expand_dims", "flatten", "permute_dims", "reshape", "split", "squeeze"]
+           "nn", "linear_algebra", "linear", "matmul", "manipulate", "broadcast_to", "concat",
+           "expand_dims", "flatten", "permute_dims", "reshape", "split", "squeeze", "index",
+           "strided_slice", "take", "search", "argmax", "argmin", "statistical", "max", "mean",
+           "min", "prod", "sum"]
