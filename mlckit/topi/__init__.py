@@ -77,6 +77,7 @@ from .reduction import (  # noqa: A004 - TVM's names shadow builtins here
     prod,
     sum,
 )
+from .tensor import full, full_like
 from .transform import (
     concatenate,
     expand_dims,

@@ -107,7 +107,7 @@ def dtype_or_void(value, op: str) -> str:
     if value is None or value in ("", "void"):
         return "void"
     try:
-        return dt.check_dtype(str(value) if not isinstance(value, str) else value)
+        return dt.check_dtype(value)
     except (ValueError, TypeError) as err:
         raise TVMValueError(f"{op}: {err}") from None
 
