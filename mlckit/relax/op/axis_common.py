@@ -52,4 +52,11 @@ def normalize_axes(call, ndim: int, axes, what: str = "axis") -> list[int]:
     return out
 
 
-__all__ = ["int_tuple", "normalize_axes", "normalize_axis"]
+def dim_text(d) -> str:
+    """A dim as an error message shows it: ``3``, ``n``, ``n + 1``."""
+    from ..analysis.struct_info import describe_prim
+
+    return describe_prim(d)
+
+
+__all__ = ["dim_text", "int_tuple", "normalize_axes", "normalize_axis"]

@@ -44,6 +44,15 @@ def _dim_index(layout: str, pos: int) -> int:
     return sum(1 for ch in layout[:pos] if ch.isalpha())
 
 
+def select_dim(cond, if_true, if_false) -> PrimExpr:
+    """``if_then_else(cond, if_true, if_false)`` for a shape, folded when the condition is
+    constant (the simplifier keeps an ``if_then_else`` as it is)."""
+    cond = Analyzer().simplify(convert(cond))
+    if isinstance(cond, IntImm):
+        return Analyzer().simplify(if_true if cond.value else if_false)
+    return tir_op.if_then_else(cond, if_true, if_false)
+
+
 def _int(value) -> PrimExpr:
     return convert(value)
 
@@ -85,7 +94,7 @@ def pool_impl_nd(x: te.Tensor, kernel, stride, dilation, padding, pool_type: str
         if ceil_mode:
             # a last window starting inside the bottom padding is dropped
             invalid_last = (raw - 1) * stride[i] >= x.shape[ax] + pad_head[i]
-            out_shape[ax] = ana.simplify(tir_op.if_then_else(invalid_last, raw - 1, raw))
+            out_shape[ax] = ana.simplify(select_dim(invalid_last, raw - 1, raw))
         else:
             out_shape[ax] = ana.simplify(raw)
 

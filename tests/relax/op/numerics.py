@@ -1,35 +1,19 @@
-"""Running Relax modules through the VM, and NumPy references of the windowed operators."""
+"""NumPy references of the windowed operators, random inputs, and a VM built once per
+module (``run``/``call`` are the shared helpers of ``helpers.py``)."""
 
 import numpy as np
 
 import mlckit
 from mlckit import relax
 
+from .helpers import call, run  # noqa: F401 - re-exported for the tests
+
 TARGETS = ("llvm", "lnumpy")
-
-
-def run(mod, *args, target="llvm", func="main"):
-    """``relax.build(mod, target)`` run by the VM on ``args``; NumPy results (a list for a
-    tuple result)."""
-    ex = relax.build(mod, target)
-    vm = relax.VirtualMachine(ex, mlckit.cpu())
-    out = vm[func](*[mlckit.nd.array(np.asarray(a)) for a in args])
-    return _numpy(out)
-
-
-def _numpy(value):
-    if hasattr(value, "numpy"):
-        return value.numpy()
-    return [_numpy(v) for v in value]
 
 
 def vm_of(mod, target="llvm"):
     """A VM for ``mod`` (build once, call many times: shapes may be symbolic)."""
     return relax.VirtualMachine(relax.build(mod, target), mlckit.cpu())
-
-
-def call(vm, *args, func="main"):
-    return _numpy(vm[func](*[mlckit.nd.array(np.asarray(a)) for a in args]))
 
 
 def random(shape, dtype="float32", seed=0, low=-1.0, high=1.0):

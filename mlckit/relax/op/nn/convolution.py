@@ -26,6 +26,7 @@ from mlckit.tir import expr as tx
 
 from ...expr import Call
 from ...struct_info import TensorStructInfo
+from ..axis_common import dim_text
 from ..op_attrs import Attrs
 from ..op_common import (
     OpTypeError,
@@ -102,11 +103,12 @@ def _infer_conv2d(call: Call) -> TensorStructInfo:
     n, c, h, w = to_canonical(data.dims, data_perm)
     o, i, kh, kw = to_canonical(weight.dims, kernel_perm)
     if _known_unequal(c, i * a.groups):
-        fail(call, f"data {shape_text(data.dims)} has {c} input channels, but weight "
-                   f"{shape_text(weight.dims)} expects {i} x groups={a.groups}")
+        fail(call, f"data {shape_text(data.dims)} has {dim_text(c)} input channels, but "
+                   f"weight {shape_text(weight.dims)} expects {dim_text(i)} x "
+                   f"groups={a.groups}")
     if _known_unequal(tx.floormod(o, a.groups), 0):
-        fail(call, f"the output channels of weight {shape_text(weight.dims)} ({o}) are not "
-                   f"divisible by groups={a.groups}")
+        fail(call, f"the output channels of weight {shape_text(weight.dims)} "
+                   f"({dim_text(o)}) are not divisible by groups={a.groups}")
     ana = Analyzer()
     top, left, bottom, right = a.padding
     out_h = ana.simplify(tx.floordiv(h + (top + bottom) - a.dilation[0] * (kh - 1) - 1,

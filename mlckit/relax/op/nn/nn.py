@@ -21,7 +21,7 @@ from mlckit.tir.expr import const
 
 from ...expr import Call
 from ...struct_info import TensorStructInfo, TupleStructInfo
-from ..axis_common import int_tuple, normalize_axes, normalize_axis
+from ..axis_common import dim_text, int_tuple, normalize_axes, normalize_axis
 from ..op_attrs import Attrs
 from ..op_common import (
     OpTypeError,
@@ -175,7 +175,7 @@ def _check_norm(call: Call, axes) -> bool:
                 if _known_unequal(want, got):
                     fail(call, f"{arg_name(call, i)} {shape_text(s.dims)} does not match data "
                                f"{shape_text(data.dims)} on the axes {list(axes)}: dim {a} of "
-                               f"data is {want}")
+                               f"data is {dim_text(want)}")
                 unknown = True
     return unknown
 

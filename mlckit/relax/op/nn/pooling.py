@@ -16,7 +16,7 @@ from mlckit import topi
 from mlckit.arith import Analyzer
 from mlckit.ir.node import node
 from mlckit.tir import expr as tx
-from mlckit.tir import op as tir_op
+from mlckit.topi.nn.pooling import select_dim
 
 from ...expr import Call
 from ...struct_info import TensorStructInfo
@@ -103,7 +103,7 @@ def _infer_pool2d(call: Call) -> TensorStructInfo:
         raw = tx.floordiv(numerator, s) + 1
         if a.ceil_mode:
             invalid_last = (raw - 1) * s >= size + before
-            raw = tir_op.if_then_else(invalid_last, raw - 1, raw)
+            raw = select_dim(invalid_last, raw - 1, raw)
         dim = ana.simplify(raw)
         if isinstance(dim, tx.IntImm) and dim.value <= 0:
             fail(call, f"the output would be empty: data {shape_text(data.dims)}, pool_size "
