@@ -18,7 +18,7 @@ from mlckit.tir import op as tir_op
 from mlckit.tir.expr import IntImm, PrimExpr, const, convert, floordiv
 
 from . import tag as _tag
-from .utils import check_tensor, compute_ax, shape_text
+from .utils import check_tensor, compute_ax, select_dim, shape_text
 
 _INT64_MAX = 2**63 - 1
 
@@ -32,11 +32,11 @@ def _static_canonical(index: int, extent: int, stride: int) -> int:
 
 
 def _dynamic_canonical(index: PrimExpr, extent: PrimExpr, stride: PrimExpr) -> PrimExpr:
-    low = tir_op.if_then_else(stride < 0, const(-1, extent.dtype), const(0, extent.dtype))
-    high = tir_op.if_then_else(stride < 0, extent - 1, extent)
+    low = select_dim(stride < 0, const(-1, extent.dtype), const(0, extent.dtype))
+    high = select_dim(stride < 0, extent - 1, extent)
     if not (isinstance(index, IntImm) and index.value >= 0):
-        index = tir_op.if_then_else(index < 0, index + extent, index)
-    return tir_op.min(tir_op.max(index, low), high)
+        index = select_dim(index < 0, index + extent, index)
+    return Analyzer().simplify(tir_op.min(tir_op.max(index, low), high))
 
 
 def ceildiv(a: PrimExpr, b: PrimExpr) -> PrimExpr:
@@ -125,7 +125,9 @@ def _dynamic_slice(a: te.Tensor, begin: list, end: list, strides: list, axes: li
         else:
             b = _dynamic_canonical(b, extent, s)
             e = _dynamic_canonical(e, extent, s)
-            length = tir_op.if_then_else(s < 0, ceildiv(b - e, -s), ceildiv(e - b, s))
+            # an empty slice has 0 elements, not a negative count (TVM's GetLength has no max)
+            length = tir_op.max(select_dim(s < 0, ceildiv(b - e, -s), ceildiv(e - b, s)),
+                                const(0, extent.dtype))
         shape[axis] = ana.simplify(length)
         starts.append((b, s))
 

@@ -16,8 +16,8 @@ from mlckit.error import TVMTypeError, TVMValueError
 from mlckit.ir.node import node
 from mlckit.tir import dtype as dt
 from mlckit.tir import expr as tx
-from mlckit.tir import op as tir_op
 from mlckit.topi.indexing import _dynamic_canonical, _static_canonical, ceildiv
+from mlckit.topi.utils import select_dim
 
 from ..expr import Call, Expr, PrimValue, Tuple
 from ..struct_info import PrimStructInfo, TensorStructInfo, TupleStructInfo
@@ -156,8 +156,8 @@ def slice_length(begin, end, stride, extent, assume_inbound: bool):
         return Analyzer().simplify(ceildiv(end - begin, stride))
     b = _dynamic_canonical(begin, extent, stride)
     e = _dynamic_canonical(end, extent, stride)
-    return Analyzer().simplify(tir_op.if_then_else(stride < 0, ceildiv(b - e, -stride),
-                                                   ceildiv(e - b, stride)))
+    length = select_dim(stride < 0, ceildiv(b - e, -stride), ceildiv(e - b, stride))
+    return Analyzer().simplify(tx.max_expr(length, tx.IntImm(extent.dtype, 0)))
 
 
 @strided_slice.infer

@@ -22,7 +22,7 @@ from mlckit.tir import op as tir_op
 from mlckit.tir.expr import IntImm, PrimExpr, Select, cast, const, convert
 
 from .. import tag as _tag
-from ..utils import check_tensor
+from ..utils import check_tensor, select_dim
 from .pad import pad
 
 
@@ -42,15 +42,6 @@ def spatial_axes(op_name: str, layout: str, letters: str) -> list[int]:
 def _dim_index(layout: str, pos: int) -> int:
     """The dimension a layout letter at ``pos`` names (``NCHW16c``: digits are not dims)."""
     return sum(1 for ch in layout[:pos] if ch.isalpha())
-
-
-def select_dim(cond, if_true, if_false) -> PrimExpr:
-    """``if_then_else(cond, if_true, if_false)`` for a shape, folded when the condition is
-    constant (the simplifier keeps an ``if_then_else`` as it is)."""
-    cond = Analyzer().simplify(convert(cond))
-    if isinstance(cond, IntImm):
-        return Analyzer().simplify(if_true if cond.value else if_false)
-    return tir_op.if_then_else(cond, if_true, if_false)
 
 
 def _int(value) -> PrimExpr:
