@@ -97,3 +97,38 @@ def test_matches_numpy_on_llvm(rows, seed):
     x, y, z = (rng.standard_normal((rows, 3)).astype("float32") for _ in range(3))
     got = call(built(("ternary", "ewise_fma"), _module), x, y, z)
     np.testing.assert_allclose(got, x * y + z, rtol=1e-5, atol=1e-6)
+
+
+def test_the_course_rewrite_of_multiply_add_into_ewise_fma_runs():
+    import mlckit
+    from mlckit.ir import IRModule
+
+    @I.ir_module
+    class MyModule:
+        @R.function
+        def main(x: R.Tensor((3, 4), "float32"), y: R.Tensor((3, 4), "float32")):
+            with R.dataflow():
+                lv0 = relax.op.multiply(x, y)
+                gv0 = relax.op.add(lv0, y)
+                R.output(gv0)
+            return gv0
+
+    @relax.expr_functor.mutator
+    class EwiseFMARewriter(relax.PyExprMutator):
+        def visit_call_(self, call):
+            call = self.visit_expr_post_order(call)
+            if call.op != Op.get("relax.add"):
+                return call
+            value = self.lookup_binding(call.args[0])
+            if not isinstance(value, relax.Call) or value.op != Op.get("relax.multiply"):
+                return call
+            return relax.Call(Op.get("relax.ewise_fma"),
+                              [value.args[0], value.args[1], call.args[1]], None, None)
+
+    fused = relax.analysis.remove_all_unused(EwiseFMARewriter().visit_expr(MyModule["main"]))
+    assert 'gv0: R.Tensor((3, 4), dtype="float32") = R.ewise_fma(x, y, y)' in fused.script()
+    assert "R.multiply" not in fused.script()
+    ex = relax.build(IRModule({"main": fused}), "llvm")
+    x, y = np.random.rand(3, 4).astype("float32"), np.random.rand(3, 4).astype("float32")
+    got = relax.VirtualMachine(ex, mlckit.cpu())["main"](mlckit.nd.array(x), mlckit.nd.array(y))
+    np.testing.assert_allclose(got.numpy(), x * y + y, rtol=1e-6)

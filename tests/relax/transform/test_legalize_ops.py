@@ -390,3 +390,37 @@ def test_what_an_implementation_emits_is_legalized_again(registered):
     assert "cls.tir_negative" in text and "cls.add" in text and "R.add" not in text
     x, y = np.random.rand(3).astype("float32"), np.random.rand(3).astype("float32")
     np.testing.assert_allclose(run(Sub, x, y), x - y, rtol=1e-6)
+
+
+def test_a_prim_value_operand_becomes_a_scalar_parameter():
+    @I.ir_module
+    class Before:
+        @R.function
+        def main(x: R.Tensor([64, 32, 16], "float32"), y: R.Prim("float32")):
+            gv = R.add(x, y)
+            return gv
+
+    @I.ir_module
+    class Expected:
+        @R.function
+        def main(x: R.Tensor([64, 32, 16], "float32"), y: R.Prim("float32")):
+            cls = Expected
+            gv = R.call_tir(cls.add, (x, y), R.Tensor([64, 32, 16], dtype="float32"))
+            return gv
+
+        @T.prim_func(private=True)
+        def add(lhs: T.Buffer([T.int64(64), T.int64(32), T.int64(16)], "float32"), rhs: T.float32,
+                output: T.Buffer([T.int64(64), T.int64(32), T.int64(16)], "float32")):
+            T.func_attr({"tir.noalias": True})
+            for i, j, k in T.grid(*lhs.shape):
+                with T.block("T_add"):
+                    vi, vj, vk = T.axis.remap("SSS", [i, j, k])
+                    T.reads(lhs[vi, vj, vk])
+                    T.writes(output[vi, vj, vk])
+                    output[vi, vj, vk] = lhs[vi, vj, vk] + rhs
+
+    assert_structural_equal(LegalizeOps()(Before), Expected)
+    x = np.random.rand(64, 32, 16).astype("float32")
+    ex = relax.build(Before, "llvm")
+    got = relax.VirtualMachine(ex, mlckit.cpu())["main"](mlckit.nd.array(x), 2.5)
+    np.testing.assert_allclose(got.numpy(), x + np.float32(2.5), rtol=1e-6)
