@@ -397,3 +397,36 @@ def test_dropout_is_the_identity_at_inference_and_returns_a_tuple_as_tvm():
     out, mask = run(mod, x, target="lnumpy")
     np.testing.assert_array_equal(out, x)
     np.testing.assert_array_equal(mask, np.ones_like(x))
+
+
+# -- symbolic spatial dims ------------------------------------------------------------------------
+@I.ir_module
+class SymbolicConvPool:
+    @R.function
+    def main(x: R.Tensor(("n", 3, "h", "w"), "float32"), k: R.Tensor((4, 3, 3, 3), "float32")):
+        c = R.nn.conv2d(x, k, padding=1)
+        p = R.nn.max_pool2d(c, pool_size=2, strides=2)
+        a = R.nn.avg_pool2d(c, pool_size=3, padding=1)
+        g = R.nn.adaptive_avg_pool2d(c, (1, 1))
+        return (c, p, a, g)
+
+
+@pytest.mark.parametrize("target", TARGETS)
+def test_conv_and_pooling_of_symbolic_images_equal_numpy_for_any_size(target):
+    vm = vm_of(SymbolicConvPool, target)
+    k = random((4, 3, 3, 3), seed=1)
+
+    @settings(max_examples=5, deadline=None, derandomize=True, database=None)
+    @given(st.integers(1, 2), st.integers(2, 7), st.integers(2, 7))
+    def check(n, h, w):
+        x = random((n, 3, h, w), seed=h * 10 + w)
+        c, p, a, g = call(vm, x, k)
+        conv = conv2d_nchw(x, k, padding=(1, 1, 1, 1))
+        np.testing.assert_allclose(c, conv, rtol=1e-4, atol=1e-5)
+        np.testing.assert_allclose(p, pool2d_nchw(conv, "max", (2, 2), (2, 2)), rtol=1e-5,
+                                   atol=1e-5)
+        np.testing.assert_allclose(a, pool2d_nchw(conv, "avg", (3, 3), (1, 1), (1, 1, 1, 1)),
+                                   rtol=1e-4, atol=1e-5)
+        np.testing.assert_allclose(g, conv.mean((2, 3), keepdims=True), rtol=1e-4, atol=1e-5)
+
+    check()
