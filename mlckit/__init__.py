@@ -24,9 +24,24 @@ from .runtime import Device, cpu, cuda, device, gpu
 
 __version__ = "0.1.0"
 
-# Submodules imported on first use: the parser (script), test helpers (testing) and the
-# low-level NumPy twin (lnumpy) pull in more than most programs need.
-_LAZY = ("script", "testing", "lnumpy")
+# Submodules imported on first use: the parser (script), test helpers (testing), the
+# low-level NumPy twin (lnumpy) and the notebook tools pull in more than most programs need.
+_LAZY = ("script", "testing", "lnumpy", "notebook")
+
+
+def load_ipython_extension(ipython) -> None:
+    """``%load_ext mlckit``: register the ``%%relax`` and ``%%tir`` cell magics.
+
+    IPython is imported only now, by ``mlckit.notebook.magics``: ``import mlckit`` stays free
+    of notebook machinery.
+
+    Example (in a notebook)::
+
+        %load_ext mlckit
+    """
+    from mlckit.notebook.magics import load_ipython_extension as load
+
+    load(ipython)
 
 
 def __getattr__(name: str):

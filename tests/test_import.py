@@ -12,3 +12,10 @@ def test_import_mlckit_does_not_import_ipython_ipywidgets_or_graphviz():
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "[]"
+
+
+def test_import_mlckit_does_not_import_the_notebook_layer():
+    code = ("import sys, mlckit, mlckit.relax, mlckit.tir; "
+            "print([m for m in sys.modules if m.startswith('mlckit.notebook')])")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "[]"

@@ -110,6 +110,19 @@ class IRModule(Node):
     def copy(self) -> IRModule:
         return IRModule(dict(self.functions), dict(self.attrs), dict(self.global_infos))
 
+    def graph(self, name: str | None = None):
+        """The graph of function ``name`` (default ``main``, or the only function): a
+        ``graphviz.Digraph`` (see :func:`mlckit.notebook.graph`).
+
+        Example::
+
+            MyModule.graph()            # main's dataflow
+            MyModule.graph("linear0")   # a PrimFunc's loop nest
+        """
+        from mlckit.notebook.graph import graph  # the notebook layer, imported on use
+
+        return graph(self, name)
+
     @staticmethod
     def from_expr(expr, name: str = "main") -> IRModule:
         return IRModule({name: expr})

@@ -443,3 +443,10 @@ class Function(Expr):
 
     def without_attr(self, key: str) -> Function:
         return self.replace(attrs={k: v for k, v in self.attrs.items() if k != key})
+
+    def graph(self):
+        """The dataflow graph of this function (a ``graphviz.Digraph``; see
+        :func:`mlckit.notebook.graph`).  Example: ``MyModule["main"].graph()``."""
+        from mlckit.notebook.graph import graph  # the notebook layer, imported on use
+
+        return graph(self)

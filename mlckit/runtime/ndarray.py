@@ -89,6 +89,15 @@ class NDArray:
     def __str__(self) -> str:
         return str(self._array)
 
+    def _repr_html_(self) -> str | None:
+        """Shape, dtype, device and values as HTML in a notebook (``mlckit.notebook.reprs``, imported only now); None,
+        so that the text form shows, when the notebook layer cannot be imported."""
+        try:
+            from mlckit.notebook.reprs import ndarray_html
+        except ImportError:
+            return None
+        return ndarray_html(self)
+
 
 def array(arr, device: Device | str | None = None, dtype=None) -> NDArray:
     """A new NDArray holding a copy of ``arr`` (``mlckit.nd.array(np_arr, mlckit.cpu())``)."""

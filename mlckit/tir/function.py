@@ -42,3 +42,10 @@ class PrimFunc(Node):
 
     def without_attr(self, key: str) -> PrimFunc:
         return self.replace(attrs={k: v for k, v in self.attrs.items() if k != key})
+
+    def graph(self):
+        """The loop-nest tree of this function (a ``graphviz.Digraph``; see
+        :func:`mlckit.notebook.graph`).  Example: ``mm_relu.graph()``."""
+        from mlckit.notebook.graph import graph  # the notebook layer, imported on use
+
+        return graph(self)

@@ -1,6 +1,22 @@
 """Relax operators (names as in ``tvm.relax.op``)."""
 
-from . import binary, builtin, create, datatype, memory, op_attrs, ternary, unary, vm
+from . import (
+    binary,
+    builtin,
+    create,
+    datatype,
+    index,
+    linear_algebra,
+    manipulate,
+    memory,
+    nn,
+    op_attrs,
+    search,
+    statistical,
+    ternary,
+    unary,
+    vm,
+)
 from .base import (
     StructInfoError,
     assert_op,
@@ -33,6 +49,20 @@ from .binary import (
 from .builtin import call_builtin_with_ctx
 from .create import full, full_like, ones, ones_like, zeros, zeros_like
 from .datatype import astype
+from .index import strided_slice, take
+from .linear_algebra import linear, matmul
+from .manipulate import (
+    broadcast_to,
+    concat,
+    expand_dims,
+    flatten,
+    permute_dims,
+    reshape,
+    split,
+    squeeze,
+)
+from .search import argmax, argmin
+from .statistical import max, mean, min, prod, sum  # noqa: A004 - TVM's names
 from .ternary import ewise_fma
 from .unary import (  # noqa: A004 - TVM's names shadow builtins here
     abs,
@@ -67,4 +97,8 @@ from .unary import (  # noqa: A004 - TVM's names shadow builtins here
 __all__ = ["StructInfoError", "assert_op", "call_dps_packed", "call_packed", "call_pure_packed",
            "call_tir", "null_value", "print", "shape_of", "builtin", "memory", "vm",
            "call_builtin_with_ctx", "op_attrs", "binary", "create", "datatype", "ternary", "unary",
-           *binary.__all__, *create.__all__, *datatype.__all__, *ternary.__all__, *unary.__all__]
+           *binary.__all__, *create.__all__, *datatype.__all__, *ternary.__all__, *unary.__all__,
+           "nn", "linear_algebra", "linear", "matmul", "manipulate", "broadcast_to", "concat",
+           "expand_dims", "flatten", "permute_dims", "reshape", "split", "squeeze", "index",
+           "strided_slice", "take", "search", "argmax", "argmin", "statistical", "max", "mean",
+           "min", "prod", "sum"]

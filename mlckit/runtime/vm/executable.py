@@ -138,6 +138,15 @@ class Executable:
         names = ", ".join(i.name for i in self.func_table if i.kind == "vm_func")
         return f"<mlckit relax.Executable: {names}; {len(self.kernels)} kernels>"
 
+    def _repr_html_(self) -> str | None:
+        """The function table, kernels and bytecode as HTML in a notebook (``mlckit.notebook.reprs``, imported only now); None,
+        so that the text form shows, when the notebook layer cannot be imported."""
+        try:
+            from mlckit.notebook.reprs import executable_html
+        except ImportError:
+            return None
+        return executable_html(self)
+
 
 class ExecBuilder:
     """Fill an Executable function by function (TVM's ``relax.ExecBuilder``).

@@ -111,6 +111,15 @@ class ProfileReport:
 
     __repr__ = __str__
 
+    def _repr_html_(self) -> str | None:
+        """A table sortable by each column (by total time at first) as HTML in a notebook (``mlckit.notebook.reprs``, imported only now); None,
+        so that the text form shows, when the notebook layer cannot be imported."""
+        try:
+            from mlckit.notebook.reprs import profile_html
+        except ImportError:
+            return None
+        return profile_html(self)
+
 
 class VirtualMachine:
     """Run the functions of an ``Executable``: ``vm["main"](*args)``.

@@ -102,6 +102,56 @@ def from_source(text: str, extra_vars: dict[str, Any] | None = None) -> Any:
     return parse(text, extra_vars)
 
 
+def parse_definitions(text: str, extra_vars: dict[str, Any] | None = None,
+                      dialect: str | None = None, source_name: str = "<string>",
+                      first_line: int = 1, full_text: str | None = None) -> dict[str, Any]:
+    """Parse every top-level def and class of ``text``, in order: ``{name: IR object}``.
+
+    This is what a notebook cell of TVMScript needs (``%%relax`` / ``%%tir``): a decorated
+    def or class is parsed in the dialect of its decorator; an undecorated def is parsed in
+    ``dialect`` ("relax" or "tir"; None: a decorator is required).  Each definition sees
+    the ones parsed before it by name.  ``first_line`` is the line of ``text``'s first line
+    in what the learner sees, and ``full_text`` that whole text, so errors point at it.
+
+    Example::
+
+        defs = parse_definitions('''
+        def main(x: R.Tensor((4,), "float32")):
+            return x
+        ''', dialect="relax")
+        defs["main"]                      # a relax.Function
+    """
+    source = Source(text, source_name, first_line, full_text if full_text is not None else text)
+    env = default_vars()
+    env.update(extra_vars or {})
+    try:
+        module = source.parse()
+        probe = Parser(source, env)
+        body = [s for s in module.body if not isinstance(s, (ast.Import, ast.ImportFrom))]
+        for stmt in body:
+            is_docstring = (isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Constant)
+                            and isinstance(stmt.value.value, str))
+            if not isinstance(stmt, (ast.FunctionDef, ast.ClassDef, ast.Pass)) and not is_docstring:
+                probe.report_error(stmt, "only TVMScript definitions (an @I.ir_module class, "
+                                         "@R.function or @T.prim_func defs) can be parsed here")
+        defs = [s for s in body if isinstance(s, (ast.FunctionDef, ast.ClassDef))]
+        if not defs:
+            probe.report_error(body[0] if body else module,
+                               "expected a function or class to parse (TVMScript)")
+        results: dict[str, Any] = {}
+        for node in defs:
+            parser = Parser(source, {**env, **results})
+            token = parser.decorator_token(node)
+            if token is None and dialect is not None and isinstance(node, ast.FunctionDef):
+                with parser.with_dispatch_token(dialect):
+                    results[node.name] = parser.visit(node)
+            else:
+                results[node.name] = parser.visit(node)
+        return results
+    except DiagnosticError as err:
+        raise err.with_traceback(None) from None
+
+
 def parse_decorated(obj: Any, token: str, finish=None, kwargs: dict | None = None,
                     depth: int = 1) -> Any:
     """What a dialect decorator does with the function or class ``obj`` it decorates.

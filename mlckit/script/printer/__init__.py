@@ -1,6 +1,7 @@
 """The TVMScript printer: IR objects -> TVMScript text, in TVM v0.23's style.
 
     script(obj, **options) -> str      # what Node.script() returns
+    script_with_line_map(obj)          # the same text, each line mapped to its IR nodes
     show(obj, **options)               # print it, highlighted where that is possible
     to_html(obj) -> str                # highlighted HTML (Node._repr_html_)
 
@@ -15,10 +16,11 @@ per node class, registered with :func:`register`), ``highlight.py`` (pygments).
 from __future__ import annotations
 
 from . import ir, relax, te, tir  # noqa: F401 - register the per-dialect printers
-from .core import PrinterConfig, print_script, register
+from .core import PrintedScript, PrinterConfig, print_script, register
 from .highlight import html_text, show_text
 
-__all__ = ["PrinterConfig", "register", "script", "show", "to_html"]
+__all__ = ["PrintedScript", "PrinterConfig", "register", "script", "script_with_line_map", "show",
+           "to_html"]
 
 
 def script(obj, **options) -> str:
@@ -31,6 +33,18 @@ def script(obj, **options) -> str:
         script(func, name="mm_relu")      # print the function under another name
     """
     return print_script(obj, PrinterConfig(**options))
+
+
+def script_with_line_map(obj, **options) -> PrintedScript:
+    """``script(obj)``'s text, as a :class:`PrintedScript` that maps each line to the IR
+    nodes it was printed from (``text.line_to_nodes[n]``, ``text.node_lines(stmt)``).
+
+    Example::
+
+        text = script_with_line_map(mm_relu)
+        text.line_to_nodes[7]      # (For i, For j, For k): the T.grid line
+    """
+    return print_script(obj, PrinterConfig(**options), line_map=True)
 
 
 def show(obj, style: str | None = None, **options) -> None:

@@ -226,7 +226,10 @@ class IRDocsifier:
             if isinstance(obj, Node):
                 raise TVMTypeError(f"the TVMScript printer does not know how to print {type(obj).__name__}")
             return self.add_metadata(obj)
-        return func(obj, self)
+        doc = func(obj, self)
+        if isinstance(obj, Node):
+            tag_source(doc, obj)
+        return doc
 
     def expr(self, obj: Any) -> D.ExprDoc:
         """``as_doc`` for something that must print as an expression."""
@@ -270,6 +273,31 @@ class IRDocsifier:
                 stmts.append(D.CommentDoc(f"from tvm.script import {key} as {prefix}"))
         stmts += [D.CommentDoc(""), doc]
         return D.StmtBlockDoc(stmts)
+
+
+def tag_source(doc: D.Doc, *nodes: Any) -> None:
+    """Record that ``doc`` (or, for a block of statements, its first one that is not a
+    comment) was printed from ``nodes``, unless a more specific printer already did."""
+    target = doc
+    if isinstance(doc, D.StmtBlockDoc):
+        target = next((s for s in doc.stmts if not isinstance(s, D.CommentDoc)), None)
+    if isinstance(target, D.StmtDoc) and not target.source_nodes:
+        target.source_nodes = tuple(nodes)
+
+
+class PrintedScript(str):
+    """TVMScript text (a ``str``) that remembers which IR nodes each line was printed from.
+
+    ``line_to_nodes[n]`` holds the nodes of the innermost statement that line ``n``
+    (1-based) belongs to (a ``T.grid`` line: all its loops; a block's ``T.reads`` line: the
+    block); ``node_lines(node)`` the lines of one node.  Lines outside any statement (the
+    import comments) are absent.
+    """
+
+    line_to_nodes: dict
+
+    def node_lines(self, node: Any) -> list[int]:
+        return [n for n, nodes in self.line_to_nodes.items() if any(x is node for x in nodes)]
 
 
 def _type_key(obj: Any) -> str:
@@ -353,8 +381,9 @@ def _mode(obj: Any) -> str:
     return "ir"
 
 
-def print_script(obj: Any, cfg: PrinterConfig) -> str:
-    """Docsify ``obj`` in the root frame of its dialect and render the text."""
+def print_script(obj: Any, cfg: PrinterConfig, line_map: bool = False) -> str:
+    """Docsify ``obj`` in the root frame of its dialect and render the text (with
+    ``line_map``: a :class:`PrintedScript` mapping each line to its IR nodes)."""
     d = IRDocsifier(cfg)
     mode = _mode(obj)
     root = Frame(mode)
@@ -376,7 +405,19 @@ def print_script(obj: Any, cfg: PrinterConfig) -> str:
             stmts.append(D.CommentDoc(
                 "Metadata omitted. Use max_inline_const=... in script() to print large constants inline."
             ))
-        return to_python(D.StmtBlockDoc(list(stmts)), cfg.indent_spaces)
+        if not line_map:
+            return to_python(D.StmtBlockDoc(list(stmts)), cfg.indent_spaces)
+        spans: list = []
+        text = PrintedScript(to_python(D.StmtBlockDoc(list(stmts)), cfg.indent_spaces, spans))
+        n_lines = text.count("\n") + 1
+        line_to_nodes: dict[int, tuple] = {}
+        # outer statements first, so that inner ones (starting later, or ending earlier)
+        # overwrite the lines they own
+        for start, end, nodes in sorted(spans, key=lambda s: (s[0], -s[1])):
+            for line in range(start, min(end, n_lines) + 1):
+                line_to_nodes[line] = nodes
+        text.line_to_nodes = line_to_nodes
+        return text
 
 
 def config_fields() -> list[str]:

@@ -157,7 +157,13 @@ class LambdaDoc(ExprDoc):
 
 # -- statements -------------------------------------------------------------------------
 class StmtDoc(Doc):
-    """A Python statement."""
+    """A Python statement.
+
+    ``source_nodes``: the IR nodes it was printed from (set by the docsifier), so that a
+    printed line can be traced back to its statement (``script_with_line_map``).
+    """
+
+    source_nodes: tuple = ()
 
 
 @dataclass(eq=False)

@@ -73,17 +73,22 @@ def format_str(value: str) -> str:
 class PythonDocPrinter:
     """Renders one doc tree; use :func:`to_python`."""
 
-    def __init__(self, indent_spaces: int = 4):
+    def __init__(self, indent_spaces: int = 4, spans: list | None = None):
         self.indent_spaces = indent_spaces
         self.indent = 0
         self.out: list[str] = []
+        self.line = 1
+        # (first line, last line, source nodes) of each statement printed from IR nodes
+        self.spans = spans
 
     # -- layout helpers ------------------------------------------------------------------
     def write(self, text: str) -> None:
         self.out.append(text)
+        self.line += text.count("\n")
 
     def newline(self) -> None:
         self.out.append("\n" + " " * self.indent)
+        self.line += 1
 
     def indented_block(self, stmts: list) -> None:
         self.indent += self.indent_spaces
@@ -115,7 +120,14 @@ class PythonDocPrinter:
         method = getattr(self, "print_" + type(doc).__name__, None)
         if method is None:
             raise TVMTypeError(f"the doc printer cannot print {type(doc).__name__}")
+        nodes = getattr(doc, "source_nodes", ())
+        if self.spans is None or not nodes:
+            method(doc)
+            return
+        start = self.line
         method(doc)
+        end = self.line - 1 if self.out and self.out[-1].endswith("\n") else self.line
+        self.spans.append((start, end, nodes))
 
     # -- expressions ---------------------------------------------------------------------
     def print_LiteralDoc(self, doc: D.LiteralDoc) -> None:
@@ -337,9 +349,12 @@ class PythonDocPrinter:
             self.write("# " + line)
 
 
-def to_python(doc: D.Doc, indent_spaces: int = 4) -> str:
-    """The Python text of ``doc``, without trailing whitespace on any line or at the end."""
-    printer = PythonDocPrinter(indent_spaces)
+def to_python(doc: D.Doc, indent_spaces: int = 4, spans: list | None = None) -> str:
+    """The Python text of ``doc``, without trailing whitespace on any line or at the end.
+
+    With a list ``spans``, appends ``(first line, last line, source_nodes)`` for every
+    statement doc that records the IR nodes it was printed from."""
+    printer = PythonDocPrinter(indent_spaces, spans)
     printer.print(doc)
     text = "".join(printer.out)
     return "\n".join(line.rstrip() for line in text.split("\n")).rstrip()

@@ -21,7 +21,7 @@ from mlckit.tir.buffer import Buffer, BufferRegion, MatchBufferRegion
 from mlckit.tir.function import PrimFunc
 
 from . import doc as D
-from .core import Frame, IRDocsifier, iter_children, register, register_root
+from .core import Frame, IRDocsifier, iter_children, register, register_root, tag_source
 
 # -- small helpers -------------------------------------------------------------------------
 
@@ -638,7 +638,9 @@ def _for(loop: S.For, d: IRDocsifier) -> D.Doc:
             lhs = [define_var(d, g.loop_var, f) for g in grid]
             extents = [d.expr(g.extent) for g in grid]
             as_doc_body(d, grid[-1].body, f)
-            return D.ForDoc(D.TupleDoc(lhs), d.TIR("grid").call(*extents), f.stmts)
+            doc = D.ForDoc(D.TupleDoc(lhs), d.TIR("grid").call(*extents), f.stmts)
+            tag_source(doc, *grid)  # one line for the whole nest of loops
+            return doc
         lhs = define_var(d, loop.loop_var, f)
         if is_const(loop.min, 0):
             args = [d.expr(loop.extent)]
@@ -728,7 +730,9 @@ def print_block(d: IRDocsifier, block: S.Block, realize: S.BlockRealize | None) 
         if block.init is not None:
             with d.frame(Frame("tir", block.init)) as init_frame:
                 as_doc_body(d, block.init, init_frame)
-                frame.stmts.append(D.ScopeDoc(None, d.TIR("init").call(), init_frame.stmts))
+                init_doc = D.ScopeDoc(None, d.TIR("init").call(), init_frame.stmts)
+                tag_source(init_doc, block.init)
+                frame.stmts.append(init_doc)
         as_doc_body(d, block.body, frame)
         kwargs = [] if realize is not None else [("no_realize", D.LiteralDoc(True))]
         head = d.TIR("block").call_kw([D.LiteralDoc(block.name_hint)], kwargs)
@@ -810,10 +814,14 @@ def print_prim_func(func: PrimFunc, d: IRDocsifier) -> D.Doc:
         # Step 4: the body, with the root block left implicit.
         root = implicit_root_block(func) if d.cfg.syntax_sugar else None
         if root is not None:
-            f.stmts.append(D.CommentDoc('with T.block("root"):'))
+            comment = D.CommentDoc('with T.block("root"):')
+            tag_source(comment, func.body)
+            f.stmts.append(comment)
             for buf in root.alloc_buffers:
                 lhs = define_buffer(d, buf, f)
-                f.stmts.append(D.AssignDoc(lhs, buffer_decl(d, buf, "alloc_buffer", [], f, DATA)))
+                alloc = D.AssignDoc(lhs, buffer_decl(d, buf, "alloc_buffer", [], f, DATA))
+                tag_source(alloc, func.body)  # the (implicit) root block allocates it
+                f.stmts.append(alloc)
             as_doc_body(d, root.body, f)
         else:
             as_doc_body(d, func.body, f)

@@ -125,6 +125,22 @@ class ScheduleBase:
         """Print the scheduled module as TVMScript."""
         self.mod.show(*args, **kwargs)
 
+    def __repr__(self) -> str:
+        """The text form: the trace as Python, then the scheduled module's TVMScript."""
+        trace = str(self._trace) if self._trace is not None else "# (trace disabled)"
+        return f"{trace}\n\n{self.mod.script()}"
+
+    __str__ = __repr__
+
+    def _repr_html_(self) -> str | None:
+        """The trace and the scheduled TVMScript as HTML in a notebook (``mlckit.notebook.reprs``, imported only now); None,
+        so that the text form shows, when the notebook layer cannot be imported."""
+        try:
+            from mlckit.notebook.reprs import schedule_html
+        except ImportError:
+            return None
+        return schedule_html(self)
+
     def seed(self, seed: int) -> None:
         """Seed the random number generator used by the sampling primitives."""
         self._rng.seed(seed)

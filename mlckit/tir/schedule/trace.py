@@ -112,6 +112,15 @@ class Trace:
     def show(self) -> None:
         print(str(self))
 
+    def _repr_html_(self) -> str | None:
+        """The trace as highlighted Python as HTML in a notebook (``mlckit.notebook.reprs``, imported only now); None,
+        so that the text form shows, when the notebook layer cannot be imported."""
+        try:
+            from mlckit.notebook.reprs import trace_html
+        except ImportError:
+            return None
+        return trace_html(self)
+
     # -- JSON -----------------------------------------------------------------------------
     def as_json(self) -> list:
         """``[instructions, decisions]``, each instruction ``[kind, inputs, attrs, outputs]``

@@ -1,0 +1,33 @@
+"""Notebook tools: ``%%relax`` / ``%%tir``, ``PassStepper``, graph and side-by-side views,
+and the HTML forms of core objects (``reprs``).
+
+Everything Jupyter-specific lives here (IPython, ipywidgets and graphviz are imported by
+this package only); the compiler core reaches it lazily.  Each tool is a plain-Python model
+that works in a terminal (its text form) and a thin notebook view; ipywidgets and IPython
+are imported only by the views and the magics, when they are used.
+
+Example::
+
+    %load_ext mlckit                          # registers %%relax and %%tir
+    from mlckit.notebook import PassStepper, graph, side_by_side
+    PassStepper(MyModule)                     # step through relax.build's passes
+    graph(MyModule["main"])                   # the dataflow graph
+    side_by_side(mm_relu)                     # TVMScript beside its lnumpy twin
+"""
+
+from __future__ import annotations
+
+from .diff import diff_html, unified_diff
+from .graph import graph
+from .pass_stepper import PassStep, PassStepper, RecordPasses
+from .side_by_side import SideBySide, side_by_side
+
+__all__ = ["PassStep", "PassStepper", "RecordPasses", "SideBySide", "diff_html", "graph",
+           "load_ipython_extension", "side_by_side", "unified_diff"]
+
+
+def load_ipython_extension(ipython) -> None:
+    """``%load_ext mlckit.notebook``: register the ``%%relax`` and ``%%tir`` cell magics."""
+    from .magics import load_ipython_extension as load
+
+    load(ipython)

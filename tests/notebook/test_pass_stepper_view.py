@@ -1,0 +1,77 @@
+"""The PassStepper's ipywidgets view, driven without a browser: it only reads the model."""
+
+from mlckit import relax
+from mlckit.notebook import PassStepper
+from mlckit.transform import module_pass
+
+
+@module_pass(opt_level=0, name="Identity")
+def identity(mod, ctx):
+    return mod
+
+
+def stepper_of(mod):
+    return PassStepper(mod, [relax.transform.ToNonDataflow(), identity,
+                             relax.transform.CallTIRRewrite()])
+
+
+def test_the_list_marks_passes_that_changed_the_ir(mlp):
+    view = stepper_of(mlp).view()
+    labels = [label for label, _ in view.select.options]
+    assert [label.split()[:3] for label in labels] == [
+        ["●", "0", "ToNonDataflow"], ["○", "1", "Identity"], ["●", "2", "CallTIRRewrite"]]
+    assert all(label.endswith(" ms)") for label in labels)
+
+
+def test_selecting_a_pass_shows_its_name_time_and_unified_diff(mlp):
+    stepper = stepper_of(mlp)
+    view = stepper.view()
+    view.show(2)
+    assert view.slider.value == 2
+    assert "<b>2: CallTIRRewrite</b> changed the IR" in view.title.value
+    assert view.title.value.endswith(" ms")
+    assert view.diff.value == stepper.diff_html(2, "unified")
+    assert "+        cls.linear0(x, w0, b0, alloc)" in view.diff.value
+
+
+def test_the_slider_steps_the_selection(mlp):
+    view = stepper_of(mlp).view()
+    view.slider.value = 1
+    assert view.current == 1 and "left the IR unchanged" in view.title.value
+    assert "(no change)" in view.diff.value
+
+
+def test_only_passes_that_changed_filters_the_list_and_the_slider(mlp):
+    view = stepper_of(mlp).view()
+    view.only_changed.value = True
+    assert [i for _, i in view.select.options] == [0, 2]
+    assert view.slider.max == 1
+    view.slider.value = 1
+    assert view.current == 2
+
+
+def test_side_by_side_mode_renders_two_columns(mlp):
+    stepper = stepper_of(mlp)
+    view = stepper.view()
+    view.show(2)
+    view.mode.value = "side_by_side"
+    assert view.diff.value == stepper.diff_html(2, "side_by_side")
+    assert '<table class="mlckit-diff diff"' in view.diff.value
+
+
+def test_the_view_leaves_the_ir_unchanged(mlp):
+    stepper = stepper_of(mlp)
+    texts = [(s.before, s.after) for s in stepper.steps]
+    view = stepper.view()
+    for i in range(3):
+        view.show(i)
+    view.mode.value = "side_by_side"
+    assert [(s.module_before.script(), s.module_after.script()) for s in stepper.steps] == texts
+
+
+def test_displaying_the_stepper_gives_the_widget_and_its_text_form(mlp):
+    stepper = stepper_of(mlp)
+    bundle = stepper._repr_mimebundle_()
+    assert bundle["text/plain"] == repr(stepper)
+    assert bundle["application/vnd.jupyter.widget-view+json"]["model_id"] == \
+        stepper.view().widget.model_id
