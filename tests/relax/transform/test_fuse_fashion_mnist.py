@@ -81,3 +81,35 @@ def test_fused_and_unfused_logits_agree_on_a_few_images(data):
         vm = relax.VirtualMachine(relax.build(mod, "lnumpy"), mlckit.cpu())
         outs.append(vm["main"](x).numpy())
     np.testing.assert_allclose(outs[0], outs[1], rtol=1e-5, atol=1e-5)
+
+
+def high_level_mlp_module():
+    """The course's MLP written with high-level operators (matmul of the transposed weights,
+    add, relu), the weights as constants, batch ``n``."""
+    p = fashion_mlp()
+    op = relax.op
+    n = tir.Var("n", "int64")
+    bb = relax.BlockBuilder()
+    x = relax.Var("x", relax.TensorStructInfo((n, 784), "float32"))
+    with bb.function("main", [x]):
+        with bb.dataflow():
+            lv0 = bb.emit(op.matmul(x, op.permute_dims(relax.const(p["w0"]))))
+            lv1 = bb.emit(op.add(lv0, relax.const(p["b0"])))
+            lv2 = bb.emit(op.nn.relu(lv1))
+            lv3 = bb.emit(op.matmul(lv2, op.permute_dims(relax.const(p["w1"]))))
+            gv = bb.emit_output(op.add(lv3, relax.const(p["b1"])))
+        bb.emit_func_output(gv)
+    return bb.get()
+
+
+def test_zero_pipeline_on_high_level_operators_gives_two_kernels(data):
+    """LegalizeOps, then FoldConstant transposes the weights at compile time, and FuseOps +
+    FuseTIR leave fused_matmul_add_relu and fused_matmul1_add1, as TVM names them."""
+    x, labels, reference = data
+    mod = relax.get_pipeline("zero")(high_level_mlp_module())
+    assert sorted(gv.name_hint for gv in mod.functions) == [
+        "fused_matmul1_add1", "fused_matmul_add_relu", "main"]
+    vm = relax.VirtualMachine(mlckit.compile(mod, "llvm"), mlckit.cpu())
+    pred = np.concatenate([vm["main"](x[i:i + 2500]).numpy().argmax(1)
+                           for i in range(0, len(x), 2500)])
+    np.testing.assert_array_equal(pred, reference)
