@@ -72,26 +72,46 @@ def zero_pipeline(*, enable_warning: bool = False) -> ModulePass:
 
 
 def dataflow_lower_passes(target=None) -> list[Pass]:
-    """Out of dataflow form, outputs allocated explicitly."""
+    """Out of dataflow form, outputs allocated explicitly.
+
+    Example::
+
+        mod = tvm.transform.Sequential(dataflow_lower_passes("llvm"))(mod)
+    """
     _check_target(target, "dataflow lowering passes")
     return [transform.ToNonDataflow(), transform.CallTIRRewrite()]
 
 
 def finalize_passes(target=None) -> list[Pass]:
-    """Memory planning and the lowering of shapes and allocations for the VM."""
+    """Memory planning and the lowering of shapes and allocations for the VM.
+
+    Example::
+
+        mod = tvm.transform.Sequential(finalize_passes("llvm"))(mod)
+    """
     _check_target(target, "finalization passes")
     return [transform.StaticPlanBlockMemory(), transform.LowerAllocTensor(),
             transform.VMShapeLower()]
 
 
 def library_dispatch_passes(target=None) -> list[Pass]:
-    """Calls to vendor libraries: none for the CPU (as TVM's cpu_generic)."""
+    """Calls to vendor libraries: none for the CPU (as TVM's cpu_generic).
+
+    Example::
+
+        library_dispatch_passes("llvm")     # []
+    """
     _check_target(target, "library dispatch passes")
     return []
 
 
 def legalize_passes(target=None) -> list[Pass]:
-    """Legalization and fusion: the zero pipeline's passes."""
+    """Legalization and fusion: the zero pipeline's passes.
+
+    Example::
+
+        mod = tvm.transform.Sequential(legalize_passes("llvm"))(mod)
+    """
     _check_target(target, "legalize passes")
     return [*_legalize_ops(), transform.AnnotateTIROpPattern(), transform.FoldConstant(),
             transform.FuseOps(), transform.FuseTIR()]

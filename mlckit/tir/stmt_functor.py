@@ -22,7 +22,12 @@ from .stmt import Block
 
 
 def renew_defs(func: PrimFunc) -> PrimFunc:
-    """``func`` with fresh variables, buffers and blocks (see the module doc)."""
+    """``func`` with fresh variables, buffers and blocks (see the module doc).
+
+    Example::
+
+        copy = renew_defs(mod["dense"])
+    """
     memo: dict[int, Any] = {}
     keep: list = []  # the originals stay alive, so their ids are not reused meanwhile
 

@@ -37,7 +37,12 @@ from .tir_op_pattern_kind import OpPatternKind as K
 class GraphNode:
     """A value of the graph: ``ref`` (the Var or Constant), its ``index`` in post-DFS order,
     its ``pattern``, ``extern_ref`` (visible outside: parameters and block outputs) and its
-    consumers ``outputs`` as ``(node, edge pattern)``."""
+    consumers ``outputs`` as ``(node, edge pattern)``.
+
+    Example::
+
+        node = GraphNode(); node.pattern = OpPatternKind.kElemWise
+    """
 
     __slots__ = ("ref", "index", "pattern", "extern_ref", "outputs")
 
@@ -50,7 +55,12 @@ class GraphNode:
 
 
 class IndexedForwardGraph:
-    """Nodes keyed by ``id`` of the object they stand for, and the post-DFS order."""
+    """Nodes keyed by ``id`` of the object they stand for, and the post-DFS order.
+
+    Example::
+
+        graph = IndexedForwardGraph(); graph.post_dfs_order      # []
+    """
 
     def __init__(self):
         self.node_map: dict[int, GraphNode] = {}
@@ -68,7 +78,12 @@ class _DomNode:
 
 
 def post_dominator_tree(graph: IndexedForwardGraph) -> list[_DomNode]:
-    """The post-dominator tree node of every graph node (by index)."""
+    """The post-dominator tree node of every graph node (by index).
+
+    Example::
+
+        tree = post_dominator_tree(graph); tree[i].parent.gnode    # i's post-dominator
+    """
     nodes: list = [None] * len(graph.post_dfs_order)
     for index in range(len(graph.post_dfs_order) - 1, -1, -1):
         gnode = graph.post_dfs_order[index]
@@ -113,7 +128,12 @@ def _lca(lhs: _DomNode | None, rhs: _DomNode | None, pattern: list) -> _DomNode 
 
 class Group:
     """A fusion group (union-find): ``pattern``, ``root_ref``, ``anchor_ref`` (its
-    ``kOutEWiseFusable`` node, if any), ``num_nodes`` and ``attrs`` for the fused function."""
+    ``kOutEWiseFusable`` node, if any), ``num_nodes`` and ``attrs`` for the fused function.
+
+    Example::
+
+        group.find_root().num_nodes        # the size of the group ``group`` is in
+    """
 
     __slots__ = ("parent", "pattern", "root_ref", "anchor_ref", "num_nodes", "attrs")
 
@@ -146,6 +166,10 @@ class GraphPartitioner:
     """Partition an ``IndexedForwardGraph`` into fusion groups (see the module doc).
 
     ``opt_level`` 0 fuses nothing; ``max_fuse_depth`` bounds the nodes of a group.
+
+    Example::
+
+        groups = GraphPartitioner(opt_level=2).partition(graph)
     """
 
     def __init__(self, opt_level: int, max_fuse_depth: int = 256):

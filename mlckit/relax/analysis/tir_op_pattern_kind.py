@@ -37,7 +37,12 @@ from mlckit.tir.function import PrimFunc
 
 
 class OpPatternKind(IntEnum):
-    """How an operator can be fused, with TVM's numbering (``relay.op.OpPattern``)."""
+    """How an operator can be fused, with TVM's numbering (``relay.op.OpPattern``).
+
+    Example::
+
+        OpPatternKind.kElemWise < OpPatternKind.kOutEWiseFusable     # True
+    """
 
     kElemWise = 0  # noqa: N815 - TVM's names
     kBroadcast = 1  # noqa: N815

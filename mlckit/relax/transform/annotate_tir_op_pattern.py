@@ -22,7 +22,12 @@ from ..analysis.tir_op_pattern_kind import analyze_op_pattern_kind
 
 
 def annotate_op_pattern(func: PrimFunc) -> PrimFunc:
-    """``func`` with its ``op_pattern`` attribute (unchanged when it has a non-zero one)."""
+    """``func`` with its ``op_pattern`` attribute (unchanged when it has a non-zero one).
+
+    Example::
+
+        annotate_op_pattern(mod["relu"]).attrs["op_pattern"]     # 0
+    """
     if func.attrs.get("op_pattern"):
         return func
     return func.with_attr("op_pattern", int(analyze_op_pattern_kind(func)))

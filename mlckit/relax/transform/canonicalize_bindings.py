@@ -65,7 +65,12 @@ from .bind_symbolic_vars import _SymbolicVarBinder
 # -- 1. symbolic variables --------------------------------------------------------------------------
 def infer_symbolic_var_map(pattern: StructInfo, value: StructInfo, out: dict) -> dict:
     """TIR variables standing alone in ``pattern`` -> what ``value`` has at their place
-    (TVM's ``InferSymbolicVarMap`` for one binding)."""
+    (TVM's ``InferSymbolicVarMap`` for one binding), collected in ``out`` as lists.
+
+    Example::
+
+        infer_symbolic_var_map(R.Tensor((n,)), R.Tensor((16,)), {})    # {n: [16]}
+    """
 
     def bind(p, v):
         if isinstance(p, tx.Var) and v is not None and p is not v:
@@ -91,7 +96,12 @@ def infer_symbolic_var_map(pattern: StructInfo, value: StructInfo, out: dict) ->
 
 def canonicalize_tir_variables(func: Function) -> Function:
     """``func`` with the symbolic variables its top-level ``match_cast`` bindings pin down
-    replaced (see the module doc, step 1)."""
+    replaced (see the module doc, step 1).
+
+    Example::
+
+        func = canonicalize_tir_variables(mod["main"])
+    """
     found: dict = {}
     for block in func.body.blocks if isinstance(func.body, SeqExpr) else []:
         for binding in block.bindings:
@@ -248,7 +258,12 @@ class _Planner:
 
 
 def free_vars(func: Function) -> list[Var]:
-    """The relax Vars ``func`` uses without defining them (first use first)."""
+    """The relax Vars ``func`` uses without defining them (first use first).
+
+    Example::
+
+        free_vars(inner_function)       # [x] when it reads the enclosing x
+    """
     defined: set[int] = set()
     out: list[Var] = []
 
@@ -364,7 +379,12 @@ def _fold_into_outputs(block: BindingBlock) -> BindingBlock:
 
 
 def canonicalize_relax_bindings(func: Function) -> Function:
-    """``func`` with trivial bindings folded away (see the module doc, step 2)."""
+    """``func`` with trivial bindings folded away (see the module doc, step 2).
+
+    Example::
+
+        func = canonicalize_relax_bindings(mod["main"])
+    """
     return _BindingCanonicalizer(_Planner.collect(func)).visit_expr(func)
 
 

@@ -78,7 +78,12 @@ class _DataflowBlockExtractor(ExprMutator):
 
 def convert_to_dataflow(func: Function, min_size: int = 2) -> Function:
     """``func`` with its runs of pure bindings in dataflow blocks (without the
-    canonicalization that the pass adds)."""
+    canonicalization that the pass adds).
+
+    Example::
+
+        func = convert_to_dataflow(mod["main"], min_size=2)
+    """
     return _DataflowBlockExtractor(min_size).visit_expr(func)
 
 

@@ -30,7 +30,12 @@ from ..expr import Function
 
 
 def collect_call_map(mod: IRModule) -> dict[str, list[str]]:
-    """Function name -> names of the GlobalVars it refers to (first reference first)."""
+    """Function name -> names of the GlobalVars it refers to (first reference first).
+
+    Example::
+
+        collect_call_map(mod)["main"]       # ["dense", "add", ...]
+    """
     return {gv.name_hint: _global_vars_in(func) for gv, func in mod.functions.items()}
 
 
@@ -62,7 +67,12 @@ def _global_vars_in(func) -> list[str]:
 
 def remove_unused_functions(mod: IRModule, entries: set[str]) -> IRModule:
     """``mod`` without the functions no entry reaches (unchanged when some reference
-    names a function the module does not have)."""
+    names a function the module does not have).
+
+    Example::
+
+        mod = remove_unused_functions(mod, {"main"})
+    """
     call_map = collect_call_map(mod)
     reachable = set(entries)
     todo = list(entries)
@@ -84,7 +94,12 @@ def remove_unused_functions(mod: IRModule, entries: set[str]) -> IRModule:
 
 
 def dead_code_elimination(mod: IRModule, entry_functions=None) -> IRModule:
-    """``mod`` without unused bindings and unreachable functions (see the module doc)."""
+    """``mod`` without unused bindings and unreachable functions (see the module doc).
+
+    Example::
+
+        mod = dead_code_elimination(mod, ["main"])
+    """
     entries = set()
     for name in entry_functions or []:
         if name not in mod:

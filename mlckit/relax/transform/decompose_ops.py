@@ -65,7 +65,12 @@ def _expand_to_match_input(data, ndim: int, axis: int):
 
 
 def decompose_batch_norm(call: Call) -> Tuple:
-    """The inference form of one ``relax.nn.batch_norm`` call (see the module doc)."""
+    """The inference form of one ``relax.nn.batch_norm`` call (see the module doc).
+
+    Example::
+
+        tup = decompose_batch_norm(R.nn.batch_norm(x, g, b, m, v, axis=1))
+    """
     data, gamma, beta, moving_mean, moving_var = call.args
     sinfo = data.struct_info
     if not isinstance(sinfo, TensorStructInfo) or sinfo.ndim < 0:
@@ -96,7 +101,12 @@ class _OpDecomposer(PyExprMutator):
 
 
 def decompose_ops_for_inference(mod: IRModule, func_name: str | None = None) -> IRModule:
-    """``mod`` with its composite operators decomposed (see the module doc)."""
+    """``mod`` with its composite operators decomposed (see the module doc).
+
+    Example::
+
+        mod = decompose_ops_for_inference(mod, "main")
+    """
     if BATCH_NORM not in Op.list_names():
         return mod
     if func_name is not None and func_name not in mod:

@@ -76,7 +76,12 @@ class _TupleExpander(ExprMutator):
 
 
 def expand_tuple_arguments_inner(mod: IRModule) -> IRModule:
-    """The rewrite alone (without the clean-up passes)."""
+    """The rewrite alone (without the clean-up passes).
+
+    Example::
+
+        mod = expand_tuple_arguments_inner(mod)
+    """
     new_funcs: dict[str, tuple[GlobalVar, Function]] = {}
     for gv, func in mod.functions.items():
         if isinstance(func, Function):

@@ -76,7 +76,12 @@ _LEAVES = (Var, Constant, ShapeExpr, PrimValue, StringImm, DataTypeImm)
 
 def is_fusible_function(func) -> bool:
     """Relax functions FuseOps works on: not already fused (``Primitive``), not offloaded
-    (``Codegen``)."""
+    (``Codegen``).
+
+    Example::
+
+        is_fusible_function(mod["main"])      # True
+    """
     return isinstance(func, Function) and not func.attrs.get("Primitive") \
         and "Codegen" not in func.attrs
 

@@ -71,7 +71,15 @@ _CALL_TIR = ("relax.call_tir", "relax.call_tir_inplace")
 
 
 class FuseTIRError(TVMValueError):
-    """A primitive function FuseTIR cannot turn into one PrimFunc (what it contains is named)."""
+    """A primitive function FuseTIR cannot turn into one PrimFunc (what it contains is named).
+
+    Example::
+
+        try:
+            FuseTIR()(mod)
+        except FuseTIRError as err:
+            print(err)      # FuseTIR: a relax.Constant inside the primitive function ...
+    """
 
 
 # -- symbolic shapes ----------------------------------------------------------------------------------
@@ -556,7 +564,12 @@ class _TIRFuseMutator(ExprMutator):
 
 
 def fuse_tir_inner(mod: IRModule) -> IRModule:
-    """The fusion step alone (see the module doc)."""
+    """The fusion step alone (see the module doc).
+
+    Example::
+
+        mod = fuse_tir_inner(FuseOps()(mod))
+    """
     primitive = [(gv, f) for gv, f in mod.functions.items()
                  if isinstance(f, Function) and f.attrs.get("Primitive")]
     if not primitive:

@@ -135,7 +135,12 @@ class _LambdaLifter(ExprMutator):
 
 
 def lambda_lift(mod: IRModule) -> IRModule:
-    """``mod`` with its local functions lifted (see the module doc)."""
+    """``mod`` with its local functions lifted (see the module doc).
+
+    Example::
+
+        mod = lambda_lift(mod)      # main's local `inner` is now mod["main_inner"]
+    """
     lifter = _LambdaLifter(mod)
     out = mod.copy()
     for gv, func in mod.functions.items():

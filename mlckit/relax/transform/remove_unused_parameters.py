@@ -77,7 +77,12 @@ class _CallSiteMutator(ExprMutator):
 
 
 def remove_unused_parameters(mod: IRModule) -> IRModule:
-    """``mod`` with the unused parameters of its private functions removed."""
+    """``mod`` with the unused parameters of its private functions removed.
+
+    Example::
+
+        mod = remove_unused_parameters(mod)
+    """
     updaters: dict[str, tuple[GlobalVar, object]] = {}
     new_funcs: dict[str, Function] = {}
     for gv, func in mod.functions.items():
