@@ -91,7 +91,7 @@ def main() -> None:
         x = np.random.default_rng(0).random((batch, 784), dtype=np.float32)
         np.testing.assert_allclose(vm["main"](x, *weights).numpy(), numpy_mlp(x, params),
                                    rtol=1e-4, atol=1e-4)
-        t_vm = best_of(lambda x=x: vm["main"](x, *weights), args.repeat, 50)
+        t_vm = best_of(lambda x=x, vm=vm: vm["main"](x, *weights), args.repeat, 50)
         t_np = best_of(lambda x=x: numpy_mlp(x, params), args.repeat, 50)
         kernels = sorted(name for name in ex.kernels)
         print(f"{batch:>6} {t_vm * 1e6:12.1f} {t_np * 1e6:11.1f} {t_vm / t_np:13.2f}  "
