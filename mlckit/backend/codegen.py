@@ -267,7 +267,9 @@ class _NotScalar(Exception):
 class _Generator:
     def __init__(self, func: PrimFunc, name: str, flavour: Flavour, not_scalar: frozenset = frozenset()):
         self.func = func
-        self.name = name
+        # a PrimFunc named like a builtin the generated code calls (Relax names the PrimFunc
+        # of R.max "max") gets a trailing "_"; callers find it as GeneratedSource.func_name
+        self.name = name + "_" if name in RESERVED else name
         self.flavour = flavour
         self.not_scalar = not_scalar  # ids of buffers that stay arrays
         self.scalars: dict[int, tuple] = {}  # id(buffer) -> (buffer, loop depth of its allocation)

@@ -117,9 +117,8 @@ def compile(mod, target=None, *, relax_pipeline="default", tir_pipeline="default
     if _has_relax(mod):
         from mlckit import relax
 
-        pipeline = None if relax_pipeline in ("default", None) else relax_pipeline
         return relax.build(mod, target=target if target is not None else "llvm",
-                           pipeline=pipeline, **options)
+                           relax_pipeline=relax_pipeline, tir_pipeline=tir_pipeline, **options)
     return Executable(build(mod, target, **options))
 
 

@@ -1,6 +1,6 @@
 """Relax: the graph-level IR of mlckit (names as in ``tvm.relax``)."""
 
-from . import analysis, expr_functor, transform
+from . import analysis, expr_functor, op, pipeline, strategy, transform
 from .block_builder import BlockBuilder
 from .build import build, vm_lowering_pipeline
 from .expr import (
@@ -28,6 +28,7 @@ from .expr import (
     const,
 )
 from .expr_functor import PyExprMutator, PyExprVisitor
+from .pipeline import get_default_pipeline, get_pipeline, register_pipeline
 from .struct_info import (
     FuncStructInfo,
     ObjectStructInfo,

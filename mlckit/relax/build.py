@@ -1,11 +1,16 @@
 """``relax.build``: lower an IRModule for the VM and compile it (as ``tvm.relax.build``).
 
-1. the VM lowering pipeline (``vm_lowering_pipeline()``; ``LegalizeOps`` first when it
-   exists): ``ToNonDataflow → CallTIRRewrite → StaticPlanBlockMemory → LowerAllocTensor →
-   VMShapeLower``, run under the current ``PassContext`` (so instruments see each pass);
+1. the Relax pipeline ``relax_pipeline`` (default: ``"default"``, TVM's
+   ``default_build_pipeline``: ``LegalizeOps`` when it exists, then ``ToNonDataflow →
+   CallTIRRewrite → StaticPlanBlockMemory → LowerAllocTensor → VMShapeLower``), run under
+   the current ``PassContext`` (so instruments see each pass) and inside ``with target:``;
 2. every Relax function → VM bytecode;
 3. every PrimFunc → a callable, by the TIR backend of ``target``: ``"llvm"`` / ``"numba"``
-   → Numba CPU, ``"lnumpy"`` → the checked low-level NumPy reference.
+   → Numba CPU, ``"lnumpy"`` → the checked low-level NumPy reference (``tir_pipeline``, a
+   pass, runs on the PrimFuncs first).
+
+Fusion is not part of the default pipeline (as in TVM): run ``relax.get_pipeline("zero")``
+first, or pass ``relax_pipeline=relax.get_pipeline("zero")`` plus the lowering yourself.
 
 Example::
 
@@ -26,31 +31,32 @@ from .expr import Function
 
 
 def vm_lowering_pipeline() -> Sequential:
-    """The passes ``relax.build`` runs before codegen (a ``Sequential``).
+    """The passes ``relax.build`` runs by default, as one ``Sequential`` (the passes of
+    ``relax.pipeline.default_build_pipeline()``).
 
     Example::
 
         lowered = relax.vm_lowering_pipeline()(mod)
         lowered.show()
     """
-    from . import transform as T
+    from .pipeline import _legalize_ops, dataflow_lower_passes, finalize_passes
 
-    passes: list[Pass] = []
-    legalize = getattr(T, "LegalizeOps", None)
-    if legalize is not None:
-        passes.append(legalize())
-    passes += [T.ToNonDataflow(), T.CallTIRRewrite(), T.StaticPlanBlockMemory(),
-               T.LowerAllocTensor(), T.VMShapeLower()]
-    return Sequential(passes, name="vm_lowering")
+    return Sequential([*_legalize_ops(), *dataflow_lower_passes(), *finalize_passes()],
+                      name="vm_lowering")
 
 
-def build(mod, target="llvm", params: dict | None = None, pipeline=None,
-          exec_mode: str = "bytecode", **backend_options):
+def build(mod, target="llvm", params: dict | None = None, relax_pipeline="default",
+          tir_pipeline="default", exec_mode: str = "bytecode", *, pipeline=None,
+          system_lib=None, **backend_options):
     """Compile ``mod`` (an IRModule, or a Relax Function as ``main``) for the VM.
 
-    ``params``: name -> array, bound into ``main`` first (``BindParams``).  ``pipeline``:
-    a pass (or None for ``vm_lowering_pipeline()``).  ``backend_options`` go to the TIR
-    backend (numba: ``fastmath=True``).
+    ``params``: name -> array, bound into ``main`` first (``BindParams``).
+    ``relax_pipeline``: a pipeline name (``"default"``, ``"zero"`` …, see
+    ``relax.get_pipeline``), a pass, or None to run no pass (the module is lowered already);
+    ``pipeline=`` is the same, mlckit's older spelling.  ``tir_pipeline``: ``"default"``
+    (nothing: mlckit's backends take TensorIR as it is) or a pass run on the PrimFuncs.
+    ``backend_options`` go to the TIR backend (numba: ``fastmath=True``); ``system_lib`` is
+    accepted for TVM's signature and has no effect (mlckit makes no native libraries).
 
     Example::
 
@@ -67,8 +73,8 @@ def build(mod, target="llvm", params: dict | None = None, pipeline=None,
         from .transform import BindParams
 
         mod = BindParams("main", params)(mod)
-    lower = pipeline if pipeline is not None else vm_lowering_pipeline()
-    lowered = lower(mod)
+    lowered = _run_relax_pipeline(mod, pipeline if pipeline is not None else relax_pipeline,
+                                  target)
 
     make_builder = get_global_func("relax.ExecBuilder", allow_missing=True)
     codegen = get_global_func("relax.VMCodeGen", allow_missing=True)
@@ -84,7 +90,7 @@ def build(mod, target="llvm", params: dict | None = None, pipeline=None,
 
     prim_funcs = {}
     heap_kernels = set()
-    for gv, func in lowered.functions.items():
+    for gv, func in _run_tir_pipeline(lowered, tir_pipeline).functions.items():
         if isinstance(func, PrimFunc):
             name = func.attrs.get("global_symbol", gv.name_hint)
             prim_funcs[name] = func
@@ -96,6 +102,52 @@ def build(mod, target="llvm", params: dict | None = None, pipeline=None,
     ex.mod = lowered
     ex.target = target
     return ex
+
+
+def _run_relax_pipeline(mod: IRModule, relax_pipeline, target) -> IRModule:
+    if relax_pipeline is None:
+        return mod
+    if isinstance(relax_pipeline, str):
+        from .pipeline import get_pipeline
+
+        relax_pipeline = get_pipeline(relax_pipeline)
+    if not isinstance(relax_pipeline, Pass) and not callable(relax_pipeline):
+        raise TVMTypeError(f"relax_pipeline must be a pipeline name, a pass or None, got "
+                           f"{type(relax_pipeline).__name__}")
+    with _target_scope(target):  # LegalizeOps picks implementations for this target
+        return relax_pipeline(mod)
+
+
+def _target_scope(target):
+    """``with Target(target):`` for a target string or Target (as TVM's relax.build); no
+    scope for anything else (the TIR backend reports it)."""
+    import contextlib
+
+    from mlckit.target import Target
+
+    if isinstance(target, Target):
+        return target
+    if isinstance(target, (str, dict)):
+        try:
+            return Target(target)
+        except Exception:  # noqa: BLE001 - an unknown target is reported by the backend
+            return contextlib.nullcontext()
+    return contextlib.nullcontext()
+
+
+def _run_tir_pipeline(mod: IRModule, tir_pipeline) -> IRModule:
+    if tir_pipeline in (None, "default"):
+        return mod
+    if not isinstance(tir_pipeline, Pass):
+        raise TVMValueError(f"tir_pipeline {tir_pipeline!r} is not supported: mlckit's backends "
+                            "take TensorIR as it is (use \"default\" or pass a Pass to run on the "
+                            "PrimFuncs)")
+    prims = IRModule({gv: f for gv, f in mod.functions.items() if isinstance(f, PrimFunc)},
+                     dict(mod.attrs))
+    out = mod.copy()
+    for gv, func in tir_pipeline(prims).functions.items():
+        out.functions[gv] = func
+    return out
 
 
 def _compile_prim_funcs(funcs: dict, target, options: dict) -> dict:

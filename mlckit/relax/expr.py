@@ -58,7 +58,104 @@ class Expr(Node):
         """Calling a function-valued expression builds a Call."""
         return Call(self, list(args))
 
+    # -- operators, as TVM's ``ExprWithOp``: ``x + y`` is ``R.add(x, y)`` -----------------------
+    # (== and != keep their object meaning: Relax expressions are compared by identity.)
+    def astype(self, dtype: str) -> Call:
+        """``R.astype(self, dtype)``: ``x.astype("float16")``."""
+        return _op("astype")(self, dtype)
+
+    def __neg__(self) -> Call:
+        return _op("negative")(self)
+
+    def __add__(self, other):
+        from .struct_info import TupleStructInfo
+
+        if isinstance(other, tuple) and isinstance(self.__dict__.get("struct_info_"),
+                                                   TupleStructInfo):
+            return (*self, *other)  # as TVM: a tuple value extended by a Python tuple
+        return _binary(self, other, "add", "+")
+
+    def __radd__(self, other):
+        return _binary_rhs(other, "+")
+
+    def __sub__(self, other):
+        return _binary(self, other, "subtract", "-")
+
+    def __rsub__(self, other):
+        return _binary_rhs(other, "-")
+
+    def __mul__(self, other):
+        return _binary(self, other, "multiply", "*")
+
+    def __rmul__(self, other):
+        return _binary_rhs(other, "*")
+
+    def __truediv__(self, other):
+        return _binary(self, other, "divide", "/")
+
+    def __rtruediv__(self, other):
+        return _binary_rhs(other, "/")
+
+    def __floordiv__(self, other):
+        return _binary(self, other, "floor_divide", "//")
+
+    def __rfloordiv__(self, other):
+        return _binary_rhs(other, "//")
+
+    def __mod__(self, other):
+        return _binary(self, other, "mod", "%")
+
+    def __rmod__(self, other):
+        return _binary_rhs(other, "%")
+
+    def __pow__(self, other):
+        return _binary(self, other, "power", "**")
+
+    def __rpow__(self, other):
+        return _binary_rhs(other, "**")
+
+    def __lt__(self, other):
+        return _binary(self, other, "less", "<")
+
+    def __le__(self, other):
+        return _binary(self, other, "less_equal", "<=")
+
+    def __gt__(self, other):
+        return _binary(self, other, "greater", ">")
+
+    def __ge__(self, other):
+        return _binary(self, other, "greater_equal", ">=")
+
     __hash__ = object.__hash__
+
+
+def _op(name: str):
+    from . import op  # the operators sit above the expressions: found at call time
+
+    return getattr(op, name)
+
+
+def _number_hint(value, symbol: str) -> str:
+    return (f"a Relax operator ({symbol}) does not convert Python numbers: write "
+            f"relax.const({value!r}, dtype) (R.const in TVMScript) for the number")
+
+
+def _binary(lhs: Expr, rhs, name: str, symbol: str):
+    """``lhs <symbol> rhs`` for two Relax expressions (TVM's ``_binary_op_helper``)."""
+    if isinstance(rhs, Expr):
+        return _op(name)(lhs, rhs)
+    if isinstance(rhs, (bool, int, float, np.number)):
+        raise TVMTypeError(_number_hint(rhs, symbol))
+    raise TVMTypeError(f"a Relax operator ({symbol}) takes two Relax expressions, got "
+                       f"{type(rhs).__name__} on the right")
+
+
+def _binary_rhs(lhs, symbol: str):
+    """``number <symbol> expr``: refused as in TVM (a Relax expression needs a constant)."""
+    if isinstance(lhs, (bool, int, float, np.number)):
+        raise TVMTypeError(_number_hint(lhs, symbol))
+    raise TVMTypeError(f"a Relax operator ({symbol}) takes two Relax expressions, got "
+                       f"{type(lhs).__name__} on the left")
 
 
 class Id:

@@ -159,6 +159,7 @@ class Block(Stmt):
     annotations: dict = None  # type: ignore[assignment]
 
     _def_fields = ("iter_vars", "alloc_buffers", "match_buffers")
+    _eq_ignore = ("name_hint",)  # as TVM: block names are hints, not structure
     _eq_order = (
         "iter_vars", "name_hint", "alloc_buffers", "match_buffers", "reads", "writes",
         "annotations", "init", "body",

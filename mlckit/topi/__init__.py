@@ -34,6 +34,7 @@ from .broadcast import (
     power,
     subtract,
 )
+from .indexing import strided_slice, take
 from .math import (  # noqa: A004 - TVM's names shadow builtins here
     abs,
     acos,
@@ -66,4 +67,23 @@ from .math import (  # noqa: A004 - TVM's names shadow builtins here
     tanh,
     trunc,
 )
-from .transform import expand_dims, matmul, reshape, squeeze, transpose
+from .reduction import (  # noqa: A004 - TVM's names shadow builtins here
+    all,
+    any,
+    argmax,
+    argmin,
+    max,
+    min,
+    prod,
+    sum,
+)
+from .tensor import full, full_like
+from .transform import (
+    concatenate,
+    expand_dims,
+    matmul,
+    reshape,
+    split,
+    squeeze,
+    transpose,
+)

@@ -1,5 +1,5 @@
 """Layout transforms and plain matrix multiply (TVM's ``topi.transpose``, ``topi.reshape``,
-``topi.expand_dims``, ``topi.squeeze``, ``topi.matmul``).
+``topi.expand_dims``, ``topi.squeeze``, ``topi.concatenate``, ``topi.split``, ``topi.matmul``).
 
     B = topi.transpose(A, (1, 0))     # compute "T_transpose"
     C = topi.reshape(A, (6, 4))       # compute "T_reshape"
@@ -8,6 +8,7 @@
 from __future__ import annotations
 
 from mlckit import te
+from mlckit.arith import Analyzer
 from mlckit.error import TVMValueError
 from mlckit.tir import op as tir_op
 from mlckit.tir.expr import IntImm, PrimExpr, Range, cast, convert
@@ -179,3 +180,85 @@ def matmul(a: te.Tensor, b: te.Tensor, transp_a: bool = False, transp_b: bool = 
         return te.sum(lhs * rhs, axis=[k])
 
     return compute_ax(out_shape, rule, "T_matmul", _tag.MATMUL)
+
+
+def concatenate(a_tuple, axis: int = 0) -> te.Tensor:
+    """The tensors of ``a_tuple`` joined along ``axis`` (compute ``T_concat``); they agree
+    on every other dimension.
+
+    Example::
+
+        C = topi.concatenate([A, B], axis=1)     # (2, 3) and (2, 4) -> (2, 7)
+    """
+    tensors = [check_tensor("concatenate", t, f"input {i}") for i, t in enumerate(a_tuple)]
+    if not tensors:
+        raise TVMValueError("topi.concatenate needs at least one tensor")
+    ndim = tensors[0].ndim
+    if not -ndim <= axis < ndim:
+        raise TVMValueError(f"topi.concatenate: axis={axis} must be in [{-ndim}, {ndim})")
+    axis = axis + ndim if axis < 0 else axis
+    sizes = [t.shape[axis] for t in tensors]
+    joined = sizes[0]
+    for s in sizes[1:]:
+        joined = joined + s
+    shape = list(tensors[0].shape)
+    shape[axis] = Analyzer().simplify(joined)
+
+    def rule(indices):
+        value = tensors[0](*indices)
+        offset = indices[axis]
+        for size, t in zip(sizes[:-1], tensors[1:]):
+            offset = offset - size
+            idx = indices[:axis] + [offset] + indices[axis + 1:]
+            value = tir_op.if_then_else(offset >= 0, t(*idx), value)
+        return value
+
+    return compute_ax(shape, rule, "T_concat", _tag.INJECTIVE)
+
+
+def split(ary: te.Tensor, indices_or_sections, axis: int = 0) -> list:
+    """``ary`` cut along ``axis`` into ``indices_or_sections`` equal parts (an int: the
+    last part is shorter when it does not divide), or at the listed indices.
+
+    Example::
+
+        parts = topi.split(A, 3, axis=1)          # (2, 9) -> three (2, 3)
+        parts = topi.split(A, [2, 5], axis=1)     # (2, 9) -> (2, 2), (2, 3), (2, 4)
+    """
+    ary = check_tensor("split", ary, "input")
+    ndim = ary.ndim
+    axis = axis + ndim if axis < 0 else axis
+    if not 0 <= axis < ndim:
+        raise TVMValueError(f"topi.split: axis out of range for {ary.name!r} "
+                            f"{shape_text(ary.shape)}")
+    size = ary.shape[axis]
+    if isinstance(indices_or_sections, (int, IntImm)):
+        sections = int(indices_or_sections)
+        if sections <= 0:
+            raise TVMValueError(f"topi.split: the number of sections must be positive, got "
+                                f"{sections}")
+        seg = tir_op.indexdiv(size + (sections - 1), sections)
+        cuts = [seg * i for i in range(1, sections)]
+        name = "T_split_sections"
+    else:
+        cuts = [convert(i) for i in indices_or_sections]
+        name = "T_split"
+    begins = [IntImm(size.dtype, 0)] + cuts
+    for before, after in zip(begins, begins[1:]):
+        if isinstance(before, IntImm) and isinstance(after, IntImm) and \
+                after.value <= before.value:
+            raise TVMValueError(f"topi.split: the split indices {tuple(get_const_tuple(cuts))} "
+                                "must be increasing")
+    outs = []
+    for i, begin in enumerate(begins):
+        extent = (size - begin) if i == len(begins) - 1 else begins[i + 1] - begin
+        shape = list(ary.shape)
+        shape[axis] = extent
+
+        def rule(indices, begin=begin):
+            idx = list(indices)
+            idx[axis] = idx[axis] + begin
+            return ary(*idx)
+
+        outs.append(compute_ax(shape, rule, name, _tag.INJECTIVE))
+    return outs

@@ -43,6 +43,18 @@ def get_const_tuple(shape) -> tuple:
     return tuple(int(s.value) if isinstance(s, IntImm) else s for s in shape)
 
 
+def select_dim(cond, if_true, if_false) -> PrimExpr:
+    """``if_then_else(cond, if_true, if_false)`` for a shape or an index, folded when the
+    condition simplifies to a constant (the simplifier keeps an ``if_then_else`` as is)."""
+    from mlckit.tir import op as tir_op
+    from mlckit.tir.expr import convert
+
+    cond = Analyzer().simplify(convert(cond))
+    if isinstance(cond, IntImm):
+        return Analyzer().simplify(convert(if_true if cond.value else if_false))
+    return tir_op.if_then_else(cond, if_true, if_false)
+
+
 def check_tensor(op_name: str, value, what: str = "input") -> te.Tensor:
     if not isinstance(value, te.Tensor):
         raise TVMTypeError(f"topi.{op_name}: the {what} must be a te.Tensor, got "

@@ -148,8 +148,8 @@ def test_relax_build_runs_under_the_context_instruments():
 
     with PassContext(instruments=[Names()]):
         relax.build(_mod())
-    assert names[:5] == ["ToNonDataflow", "CallTIRRewrite", "StaticPlanBlockMemory",
-                         "LowerAllocTensor", "VMShapeLower"]
+    assert names[:6] == ["LegalizeOps", "ToNonDataflow", "CallTIRRewrite",
+                         "StaticPlanBlockMemory", "LowerAllocTensor", "VMShapeLower"]
 
 
 def test_pass_rejects_non_modules():

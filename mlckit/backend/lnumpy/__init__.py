@@ -78,7 +78,7 @@ class LNumpyFunction:
         linecache.cache[filename] = (len(self.source), None, self.source.splitlines(True), filename)
         namespace = {"np": checked_np, "math": math, "__name__": "mlckit_lnumpy"}
         exec(code, namespace)  # noqa: S102 - the code is generated from the IR
-        self.py_func = namespace[self.name]
+        self.py_func = namespace[self.source.func_name]
 
     def __call__(self, *args):
         values, _ = self.signature.check(args)

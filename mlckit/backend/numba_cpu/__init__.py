@@ -123,7 +123,7 @@ class NumbaFunction:
             self.source = _module_source(self.body, fastmath, False)
             namespace = {"__name__": f"mlckit_numba_{name}"}
             exec(compile(self.source, f"<numba_cpu {name}>", "exec"), namespace)  # noqa: S102
-        self.dispatcher = namespace[name]
+        self.dispatcher = namespace[self.body.func_name]
         self.compile()
 
     def _load_from_file(self) -> dict:

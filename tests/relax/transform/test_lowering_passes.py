@@ -157,7 +157,7 @@ def test_bind_params_errors():
 
 def test_passes_compose_in_sequential_and_print():
     seq = relax.vm_lowering_pipeline()
-    assert [p.name for p in seq] == ["ToNonDataflow", "CallTIRRewrite", "StaticPlanBlockMemory",
+    assert [p.name for p in seq] == ["LegalizeOps", "ToNonDataflow", "CallTIRRewrite", "StaticPlanBlockMemory",
                                      "LowerAllocTensor", "VMShapeLower"]
     out = seq(Mod)
     assert "vm.builtin.match_shape" in out.script()

@@ -1,0 +1,181 @@
+"""``relax.op.nn.conv2d`` (TVM's name, attributes and shape rule) and its implementations.
+
+    lv = R.nn.conv2d(x, w, strides=1, padding=1)             # NCHW data, OIHW kernel
+    lv = R.nn.conv2d(x, w, padding=(1, 2), groups=4, out_dtype="float32")
+
+Output size: ``(size + pad_before + pad_after - dilation * (k - 1) - 1) // stride + 1``.
+``padding`` takes 1 value (all sides), 2 (top/bottom, left/right) or 4 (top, left, bottom,
+right).
+
+Implementations (``mlckit.relax.strategy``):
+
+- ``conv2d.generic`` (level 10): TVM's ``topi.nn.conv`` for any layouts whose output layout
+  is the data layout (``pad_temp`` then ``conv2d_<layout>``);
+- ``conv2d.tiled`` (level 15, ``llvm``): for NCHW/OIHW, one group and static shapes, the same
+  PrimFunc scheduled: padding inlined, output channels tiled by 4 (unrolled), output columns
+  by 4–16 (vectorized), each tile accumulated in a ``local`` buffer.
+"""
+
+from __future__ import annotations
+
+from mlckit import topi
+from mlckit.arith import Analyzer
+from mlckit.ir.node import node
+from mlckit.tir import dtype as dt
+from mlckit.tir import expr as tx
+
+from ...expr import Call
+from ...struct_info import TensorStructInfo
+from ..axis_common import dim_text
+from ..op_attrs import Attrs
+from ..op_common import (
+    OpTypeError,
+    as_expr,
+    dtype_or_void,
+    fail,
+    shape_text,
+    sinfo_dtype,
+    tensor_args,
+)
+from ..op_def import def_op
+from .layout import complete_padding_2d, from_canonical, layout_permutation, pair, to_canonical
+
+
+@node
+class Conv2DAttrs(Attrs):
+    """``conv2d``'s attributes, in TVM's order."""
+
+    strides: tuple = (1, 1)
+    padding: tuple = (0, 0, 0, 0)
+    dilation: tuple = (1, 1)
+    groups: int = 1
+    data_layout: str = "NCHW"
+    kernel_layout: str = "OIHW"
+    out_layout: str = "NCHW"
+    out_dtype: str = "void"
+
+
+@def_op("relax.nn.conv2d", arguments=("data", "weight"))
+def conv2d(data, weight, strides=(1, 1), padding=(0, 0), dilation=(1, 1), groups: int = 1,
+           data_layout: str = "NCHW", kernel_layout: str = "OIHW", out_layout=None,
+           out_dtype=None) -> Call:
+    """2-d convolution of ``data`` with ``weight`` (``(out_channels, in_channels // groups,
+    kh, kw)`` in OIHW).
+
+    Example::
+
+        lv = R.nn.conv2d(x, w, strides=(2, 2), padding=(1, 1))
+    """
+    op = "relax.nn.conv2d"
+    if int(groups) <= 0:
+        raise OpTypeError(f"{op}: groups={groups} must be positive")
+    attrs = Conv2DAttrs(pair(strides, op, "strides"), complete_padding_2d(padding, op),
+                        pair(dilation, op, "dilation"), int(groups), data_layout,
+                        kernel_layout, data_layout if out_layout is None else out_layout,
+                        dtype_or_void(out_dtype, op))
+    return Call(conv2d.op, [as_expr(data, op, "data"), as_expr(weight, op, "weight")], attrs)
+
+
+def _known_unequal(a, b) -> bool:
+    diff = Analyzer().simplify(a - b)
+    return isinstance(diff, tx.IntImm) and diff.value != 0
+
+
+@conv2d.infer
+def _infer_conv2d(call: Call) -> TensorStructInfo:
+    data, weight = tensor_args(call)
+    a = call.attrs
+    data_perm = layout_permutation(call, a.data_layout, "NCHW", "data_layout")
+    kernel_perm = layout_permutation(call, a.kernel_layout, "OIHW", "kernel_layout")
+    out_perm = layout_permutation(call, a.out_layout, "NCHW", "out_layout")
+    for name, s in (("data", data), ("weight", weight)):
+        if s.ndim not in (-1, 4):
+            fail(call, f"requires {name} to be 4-d, but its shape is "
+                       f"{shape_text(s.dims) if s.dims is not None else f'of rank {s.ndim}'}")
+    out_dtype = sinfo_dtype(a.out_dtype)
+    if not out_dtype:
+        if data.dtype and weight.dtype and data.dtype != weight.dtype:
+            fail(call, f"the dtypes of data ({data.dtype}) and weight ({weight.dtype}) must be "
+                       "equal (or give out_dtype)", OpTypeError)
+        out_dtype = data.dtype if data.dtype and weight.dtype else ""
+    if data.dims is None or weight.dims is None:
+        return TensorStructInfo(None, out_dtype, 4)
+    n, c, h, w = to_canonical(data.dims, data_perm)
+    o, i, kh, kw = to_canonical(weight.dims, kernel_perm)
+    if _known_unequal(c, i * a.groups):
+        fail(call, f"data {shape_text(data.dims)} has {dim_text(c)} input channels, but "
+                   f"weight {shape_text(weight.dims)} expects {dim_text(i)} x "
+                   f"groups={a.groups}")
+    if _known_unequal(tx.floormod(o, a.groups), 0):
+        fail(call, f"the output channels of weight {shape_text(weight.dims)} "
+                   f"({dim_text(o)}) are not divisible by groups={a.groups}")
+    ana = Analyzer()
+    top, left, bottom, right = a.padding
+    out_h = ana.simplify(tx.floordiv(h + (top + bottom) - a.dilation[0] * (kh - 1) - 1,
+                                     a.strides[0]) + 1)
+    out_w = ana.simplify(tx.floordiv(w + (left + right) - a.dilation[1] * (kw - 1) - 1,
+                                     a.strides[1]) + 1)
+    for what, d in (("height", out_h), ("width", out_w)):
+        if isinstance(d, tx.IntImm) and d.value <= 0:
+            fail(call, f"the output {what} would be {d.value}: data {shape_text(data.dims)}, "
+                       f"weight {shape_text(weight.dims)}, strides {list(a.strides)}, padding "
+                       f"{list(a.padding)}, dilation {list(a.dilation)}")
+    return TensorStructInfo(from_canonical([n, o, out_h, out_w], out_perm), out_dtype)
+
+
+def _same_layout(call: Call) -> bool:
+    return call.attrs.out_layout == call.attrs.data_layout
+
+
+@conv2d.legalize(condition=_same_layout)
+def _lower_conv2d(bb, call: Call):
+    a = call.attrs
+    return bb.call_te(topi.nn.conv, call.args[0], call.args[1], list(a.strides),
+                      list(a.padding), list(a.dilation), a.groups, a.data_layout,
+                      a.kernel_layout, None if a.out_dtype == "void" else a.out_dtype,
+                      primfunc_name_hint="conv2d")
+
+
+# -- the scheduled implementation for llvm ----------------------------------------------------
+def _tiles(out_channels: int, out_width: int) -> tuple[int, int] | None:
+    tf = next((t for t in (4, 2) if out_channels % t == 0), None)
+    tx_ = next((t for t in (16, 8, 4) if out_width % t == 0), None)
+    return None if tf is None or tx_ is None else (tf, tx_)
+
+
+def _tileable(call: Call) -> bool:
+    a = call.attrs
+    out = call.struct_info
+    if (a.data_layout, a.kernel_layout, a.out_layout, a.groups) != ("NCHW", "OIHW", "NCHW", 1):
+        return False
+    dims = [*(out.dims or [None])] + [d for arg in call.args
+                                       for d in (arg.struct_info.dims or [None])]
+    if not all(isinstance(d, tx.IntImm) for d in dims) or not dt.is_float(out.dtype):
+        return False
+    return _tiles(out.dims[1].value, out.dims[3].value) is not None
+
+
+def schedule_tiled(sch) -> None:
+    """Inline the padding, tile output channels (unrolled) and columns (vectorized), and
+    accumulate each tile over the input channels and the window in a ``local`` buffer."""
+    conv = sch.get_block("conv2d_nchw")
+    sch.compute_inline(sch.get_block("pad_temp"))
+    n, f, y, x, rc, ry, rx = sch.get_loops(conv)
+    tf, tx_ = _tiles(int(sch.get(f).extent.value), int(sch.get(x).extent.value))
+    f0, f1 = sch.split(f, factors=[None, tf])
+    x0, x1 = sch.split(x, factors=[None, tx_])
+    sch.reorder(n, f0, y, x0, rc, ry, rx, f1, x1)
+    local = sch.cache_write(conv, 0, "local")
+    sch.reverse_compute_at(local, x0)
+    sch.decompose_reduction(conv, rc)
+    sch.vectorize(x1)
+    sch.unroll(f1)
+
+
+@conv2d.implement("conv2d.tiled", level=15, targets="llvm", condition=_tileable,
+                  schedule=schedule_tiled)
+def _conv2d_tiled(bb, call: Call):
+    return _lower_conv2d(bb, call)
+
+
+__all__ = ["Conv2DAttrs", "conv2d", "schedule_tiled"]
