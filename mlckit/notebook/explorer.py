@@ -14,7 +14,7 @@ Example::
     ex.apply("split", block="Y", loop="j", factors=[None, 4])     # step 1: j_0, j_1
     ex.apply("reorder", block="Y", loops=["j_0", "k", "j_1"])
     ex.apply("reverse_compute_at", block="C", loop="j_0")
-    ex.legal_primitives("Y", "k")         # ['split', 'parallel', …]
+    ex.legal_primitives("Y", "k")         # ['split', 'unroll', 'decompose_reduction', …]
     ex.undo(); ex.redo()
     print(ex.sch.trace)                    # the steps as Python
     ex                                     # the widget, in a notebook
@@ -62,7 +62,14 @@ class Step:
     ``primitive`` and ``args`` of the ``apply`` call (``call`` as text), the printed names
     of the loops or blocks it made (``new_names``), the schedule ``sch``, its ``script``
     (TVMScript), ``lnumpy`` twin, ``diff`` to the step before, and the measured run time
-    ``seconds`` with ``agrees`` (its results equal step 0's), or why not (``measure_error``)."""
+    ``seconds`` with ``agrees`` (its results equal step 0's), or why not (``measure_error``).
+
+    Example::
+
+        step = ex.apply("split", block="Y", loop="j", factors=[None, 4])
+        step.ok, step.index, step.new_names      # True, 1, ['j_0', 'j_1']
+        print(step.diff); print(step.trace)
+    """
 
     index: int
     primitive: str | None
@@ -112,7 +119,13 @@ class Step:
 @dataclass(eq=False)
 class Refusal:
     """A step the schedule refused: the ``call`` and the ``error`` message (the explorer
-    stays where it was)."""
+    stays where it was).
+
+    Example::
+
+        r = ex.apply("compute_inline", block="Y")
+        r.ok, r.error          # False, 'ScheduleError: compute_inline: block `Y` is a reduction …'
+    """
 
     primitive: str
     args: dict
@@ -303,7 +316,7 @@ class ScheduleExplorer:
 
         Example::
 
-            ex.legal_primitives("Y", "k")   # ['split', 'parallel', 'unroll', …]
+            ex.legal_primitives("Y", "k")   # ['split', 'unroll', 'decompose_reduction', …]
         """
         return [name for name, why in self.legality(block, loop).items() if why is None]
 
@@ -571,7 +584,7 @@ def _above(sel: Selection) -> bool:
 
 def _loop_table(sch: Schedule, func_name: str, names: dict) -> tuple[list[LoopInfo], list[str]]:
     """Every loop of the function with its printed name and the blocks under it (in program
-    order), and the block names."""
+    order), and the block names (``Step.loops``, ``Step.blocks``)."""
     order: list = []
     under: dict[int, list[str]] = {}
     blocks = []

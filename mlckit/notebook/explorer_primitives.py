@@ -44,7 +44,12 @@ BOOL = "bool"
 @dataclass(frozen=True)
 class Selection:
     """What is picked: a block, a loop (a printed name; a ``(block, name)`` pair for a loop
-    of another nest) and the printed names of the loops above the block, outermost first."""
+    of another nest) and the printed names of the loops above the block, outermost first.
+
+    Example::
+
+        Selection("Y", "j", ("i", "j", "k")).inner_of("j")      # 'k'
+    """
 
     block: str | None
     loop: str | tuple[str, str] | None
@@ -66,7 +71,12 @@ class Selection:
 @dataclass(frozen=True)
 class Param:
     """A parameter: its ``name`` (as the Schedule method's), ``kind``, ``default`` (a value,
-    or a function of the :class:`Selection`) and, for a choice, its ``choices``."""
+    or a function of the :class:`Selection`) and, for a choice, its ``choices``.
+
+    Example::
+
+        Param("factor_axis", INT, 0)
+    """
 
     name: str
     kind: str
@@ -80,7 +90,14 @@ class Param:
 
 @dataclass(frozen=True)
 class Primitive:
-    """A schedule primitive as the explorer offers it."""
+    """A schedule primitive as the explorer offers it: its ``name`` (the Schedule method),
+    ``target`` (what it acts on), ``params``, one line of ``help``, and ``needs``: a reason
+    it cannot apply to a selection before any trial (None when it may).
+
+    Example::
+
+        Primitive("unroll", LOOP, (), "unroll a loop")
+    """
 
     name: str
     target: str
@@ -190,7 +207,13 @@ def parse_param(param: Param, text):
 
 
 def format_param(param: Param, value) -> str:
-    """``value`` as the view's input shows it (the inverse of :func:`parse_param`)."""
+    """``value`` as the view's input shows it (the inverse of :func:`parse_param`).
+
+    Example::
+
+        >>> format_param(PRIMITIVES["split"].params[0], [None, 8])
+        'None, 8'
+    """
     if value is None:
         return ""
     if param.kind in (FACTORS, LOOP_NAMES):

@@ -303,7 +303,12 @@ def _code_html(text: str) -> str:
 
 def history_svg(steps) -> str:
     """The run time of each step as a small bar chart (matplotlib, SVG text); the last
-    step's bar is the dark one."""
+    step's bar is the dark one.
+
+    Example::
+
+        HTML(history_svg(ex.history))
+    """
     import matplotlib
     from matplotlib.figure import Figure
 
