@@ -39,11 +39,13 @@ class PassStepperView:
                                        indent=False)
         self.mode = W.ToggleButtons(options=[("unified", "unified"),
                                              ("side by side", "side_by_side")],
-                                    value=DIFF_MODES[0], description="diff")
+                                    value=DIFF_MODES[0], style={"button_width": "auto"})
         self.select = W.Select(rows=min(max(len(stepper.steps), 2), 12),
-                               layout=W.Layout(width="28em"))
+                               layout=W.Layout(width="100%"))
         self.slider = W.IntSlider(min=0, max=0, value=0, description="step",
-                                  continuous_update=True, readout=False)
+                                  continuous_update=True, readout=False,
+                                  layout=W.Layout(width="100%"),
+                                  style={"description_width": "3em"})
         self.title = W.HTML()
         self.diff = W.HTML()
         self._syncing = False
@@ -52,8 +54,15 @@ class PassStepperView:
         self.slider.observe(self._on_slider, names="value")
         self.only_changed.observe(lambda _: self._refresh_options(), names="value")
         self.mode.observe(lambda _: self._render(), names="value")
-        controls = W.VBox([self.only_changed, self.select, self.slider, self.mode])
-        self.widget = W.VBox([self.header, W.HBox([controls, W.VBox([self.title, self.diff])])])
+        # the pass list keeps its width (labels readable); the diff takes the rest and
+        # scrolls sideways instead of squeezing the controls
+        controls = W.VBox([self.only_changed, self.select, self.slider, self.mode],
+                          layout=W.Layout(flex="0 0 26em", width="26em"))
+        self.diff.layout = W.Layout(overflow="auto", max_height="40em")
+        right = W.VBox([self.title, self.diff],
+                       layout=W.Layout(flex="1 1 auto", min_width="0", margin="0 0 0 1em"))
+        self.widget = W.VBox([self.header, W.HBox([controls, right],
+                                                  layout=W.Layout(width="100%"))])
         self._render()
 
     # -- what is shown --------------------------------------------------------------------
