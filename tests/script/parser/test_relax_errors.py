@@ -267,3 +267,8 @@ def test_error_renders_with_caret():
 ''', 4, "undefined variable 'lv0'")
     text = err.render()
     assert "^^^" in text and "lv0" in text
+
+
+def test_a_shape_error_in_a_returned_call_is_at_the_return():
+    expect_error(HEAD + '''    return R.add(x, R.ones((5,), "float32"))
+''', 4, "relax.add: cannot broadcast")

@@ -94,6 +94,9 @@ def func_ret_value(value: Any, span=None) -> None:
 
     frame = frame_of(FunctionFrame, "return")
     value = convert_to_expr(value)
+    # deduce the struct info here, so that a mistake in the returned call is reported at the
+    # `return` line rather than at the function's
+    value.struct_info  # noqa: B018
     if frame.output is not None:
         raise IRBuilderError("Relax functions do not support multiple return statements: a "
                              "function has a single `return`, at its end")
