@@ -12,7 +12,7 @@ import pytest
 import mlckit
 
 # text that means an internal error or a library leaked into a learner's message
-LEAKS = re.compile(r"numba|TypingError|Traceback|<locals>|\b0x[0-9a-fA-F]{4,}|File \"|"
+LEAKS = re.compile(r"numba\.|nopython|TypingError|Traceback|<locals>|\b0x[0-9a-fA-F]{4,}|File \"|"
                    r"site-packages|IRBuilderError|NoneType object")
 
 MARK = "# <-"  # a script marks the line its error must point at with this comment
