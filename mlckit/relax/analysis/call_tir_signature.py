@@ -72,6 +72,9 @@ def call_tir_mismatch(call, func: PrimFunc, name: str) -> str | None:
         n_int, tir_values = shape.ndim, shape.values
     n_out = len(params) - len(inputs) - n_int
     extra = f" and {n_int} tir_vars" if n_int else ""
+    if not params:
+        return f"R.call_tir passes {len(inputs)} input{'s' if len(inputs) != 1 else ''}{extra} " \
+               f"to {name!r}, which takes no parameters: it has nowhere to write an output"
     if n_out < 1:
         return (f"R.call_tir passes {len(inputs)} input{'s' if len(inputs) != 1 else ''}{extra} "
                 f"to {name!r}, which takes {len(params)} parameter"
