@@ -90,6 +90,7 @@ class Signature:
         for p in func.params:
             buf = func.buffer_map.get(p)
             self.params.append((buf.name if buf is not None else p.name_hint, buf, p))
+        self.written = written_params(func)  # the arrays the kernel writes must be writable
 
     def describe(self) -> str:
         parts = []
@@ -143,6 +144,11 @@ class Signature:
                     f"{where} must have dtype {buf.dtype}, got {arr.dtype} "
                     f"(convert it with .astype('{buf.dtype}'))"
                 )
+            if k in self.written and not arr.flags.writeable:
+                raise ArgumentError(
+                    f"{where} is read-only, but {self.name} writes its result into {pname}: "
+                    f"pass a writable array (for example {pname}.copy(), or np.empty(...))"
+                )
             for axis, dim in enumerate(buf.shape):
                 if isinstance(dim, Var) and dim not in env:
                     env[dim] = int(arr.shape[axis])
@@ -180,8 +186,50 @@ class Signature:
             if isinstance(value, (bool, np.bool_, int, np.integer)):
                 return bool(value)
         elif isinstance(value, (int, np.integer)) and not isinstance(value, bool):
+            info = np.iinfo(dt.to_numpy(var.dtype))
+            if not info.min <= int(value) <= info.max:
+                raise ArgumentError(f"{where} is {int(value)}, which does not fit in "
+                                    f"{var.dtype} ([{info.min}, {info.max}])")
             return int(value)
         raise ArgumentError(f"{where} must be a {var.dtype} scalar, got {type(value).__name__}")
+
+
+def written_params(func: PrimFunc) -> set[int]:
+    """Positions of the parameters whose buffers the body stores into (also through a
+    ``T.match_buffer`` view of them)."""
+    from mlckit.ir.node import Node
+    from mlckit.tir.buffer import MatchBufferRegion
+    from mlckit.tir.stmt import BufferStore
+
+    stored: list = []
+    views: list = []  # (view buffer, source buffer)
+
+    def walk(x):
+        if isinstance(x, BufferStore):
+            stored.append(x.buffer)
+        elif isinstance(x, MatchBufferRegion):
+            views.append((x.buffer, x.source.buffer))
+        if isinstance(x, Node):
+            for name in type(x).field_names():
+                walk(getattr(x, name))
+        elif isinstance(x, (list, tuple)):
+            for y in x:
+                walk(y)
+
+    walk(func.body)
+
+    def same(a, b) -> bool:
+        return a is b or (a.data is not None and a.data is b.data)
+
+    changed = True
+    while changed:  # a store into a view writes its source
+        changed = False
+        for view, source in views:
+            if any(same(view, b) for b in stored) and not any(same(source, b) for b in stored):
+                stored.append(source)
+                changed = True
+    return {k for k, p in enumerate(func.params)
+            if (buf := func.buffer_map.get(p)) is not None and any(same(buf, b) for b in stored)}
 
 
 def _np_scalar(dtype: str, value):

@@ -19,6 +19,7 @@ naming the Relax function and the instruction that calls it.
 
 from __future__ import annotations
 
+import difflib
 import time
 from dataclasses import dataclass, field
 from typing import Any
@@ -66,6 +67,23 @@ def _nd(device):
         return value
 
     return wrap
+
+
+def _check_arity(name: str, func, count: int) -> None:
+    """Raise VMError when the registered ``func`` cannot take ``count`` arguments."""
+    import inspect
+
+    try:
+        sig = inspect.signature(func)
+    except (TypeError, ValueError):
+        return
+    try:
+        sig.bind(*range(count))
+    except TypeError:
+        raise VMError(f"the packed function {name!r} was called with {count} argument"
+                      f"{'s' if count != 1 else ''} (for R.call_dps_packed: the inputs, then "
+                      f"the outputs), but the Python function registered for it takes "
+                      f"{getattr(func, '__name__', 'f')}{sig}") from None
 
 
 def _from_user(value):
@@ -180,7 +198,11 @@ class VirtualMachine:
         wrap = self._wrap_out
 
         def call_registered(*args):
-            out = func(*[wrap(a) for a in args])
+            try:
+                out = func(*[wrap(a) for a in args])
+            except TypeError:
+                _check_arity(name, func, len(args))  # a wrong count is the program's, say so
+                raise
             if isinstance(out, (list, tuple)):
                 return tuple(_from_user(o) for o in out)
             return _from_user(out)
@@ -269,8 +291,11 @@ class VirtualMachine:
     def _entry(self, name: str) -> int:
         idx = self.exec.func_map.get(name)
         if idx is None or self.exec.func_table[idx].kind != "vm_func":
-            have = ", ".join(i.name for i in self.exec.func_table if i.kind == "vm_func")
-            raise VMError(f"the executable has no Relax function {name!r} (it has: {have})")
+            names = [i.name for i in self.exec.func_table if i.kind == "vm_func"]
+            close = difflib.get_close_matches(str(name), names, n=1)
+            hint = f"; did you mean {close[0]!r}?" if close else ""
+            raise VMError(f"the executable has no Relax function {name!r} (it has: "
+                          f"{', '.join(names)}){hint}")
         return idx
 
     def _check_count(self, idx: int, args) -> None:
@@ -313,7 +338,8 @@ class VirtualMachine:
             print(report)            # Name, Calls, Total (us), Mean (us), Share
         """
         if func_name is None:
-            if args and isinstance(args[0], str) and args[0] in self.exec.func_map:
+            # TVM's form is profile(func_name, *args): a leading string is always the name
+            if args and isinstance(args[0], str):
                 func_name, args = args[0], args[1:]
             else:
                 func_name = "main"
