@@ -42,6 +42,7 @@ from ..codegen import NUMBA, CodegenError, GeneratedSource, func_name, generate
 from ..signature import ArgumentError, Signature
 
 __all__ = ["ArgumentError", "CodegenError", "NumbaCompileError", "NumbaFunction", "build",
+           "slp_vectorizer",
            "cache_dir", "to_source"]
 
 
