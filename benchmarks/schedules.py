@@ -313,6 +313,62 @@ def child(system: str, repeat: int, only: list | None):
 
 
 # -- the parent -----------------------------------------------------------------------------
+COMPILE = """
+import time
+t0 = time.perf_counter()
+import mlckit
+from mlckit.script import from_source
+text = open({path!r}).read()
+t1 = time.perf_counter()
+mlckit.build(from_source(text), target="llvm")
+t2 = time.perf_counter()
+mlckit.build(from_source(text), target="llvm")  # structurally equal: not compiled again
+t3 = time.perf_counter()
+print(t1 - t0, t2 - t1, t3 - t2)
+"""
+
+COURSE_MM_RELU = '''
+@T.prim_func
+def mm_relu(A: T.Buffer((128, 128), "float32"), B: T.Buffer((128, 128), "float32"),
+            C: T.Buffer((128, 128), "float32")):
+    T.func_attr({"global_symbol": "mm_relu", "tir.noalias": True})
+    Y = T.alloc_buffer((128, 128), dtype="float32")
+    for i, j, k in T.grid(128, 128, 128):
+        with T.block("Y"):
+            vi = T.axis.spatial(128, i)
+            vj = T.axis.spatial(128, j)
+            vk = T.axis.reduce(128, k)
+            with T.init():
+                Y[vi, vj] = T.float32(0)
+            Y[vi, vj] = Y[vi, vj] + A[vi, vk] * B[vk, vj]
+    for i, j in T.grid(128, 128):
+        with T.block("C"):
+            vi = T.axis.spatial(128, i)
+            vj = T.axis.spatial(128, j)
+            C[vi, vj] = T.max(Y[vi, vj], T.float32(0))
+'''
+
+
+def compile_times():
+    """The course's mm_relu compiled cold (fresh process, empty cache) and again in that
+    process from a new, structurally equal PrimFunc."""
+    import tempfile
+
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    with tempfile.TemporaryDirectory() as tmp:
+        path = os.path.join(tmp, "mm_relu.py")
+        with open(path, "w") as f:
+            f.write(COURSE_MM_RELU)
+        env = {**os.environ, "MLCKIT_CACHE_DIR": tmp,
+               "PYTHONPATH": root + os.pathsep + os.environ.get("PYTHONPATH", "")}
+        out = subprocess.run([sys.executable, "-c", COMPILE.format(path=path)], env=env,
+                             cwd=root, check=True, capture_output=True, text=True)
+    imports, cold, again = map(float, out.stdout.split())
+    print(f"\ncourse mm_relu (128x128x128): cold compile {cold * 1e3:.0f} ms (after importing "
+          f"mlckit, {imports * 1e3:.0f} ms; empty cache, new process); a structurally equal "
+          f"PrimFunc again in that process {again * 1e3:.1f} ms")
+
+
 def thread_env(threads: int) -> dict:
     """Environment fixing NumPy's BLAS, Numba's and TVM's thread pools to ``threads``."""
     t = str(threads)
@@ -362,6 +418,7 @@ def main():
             if args.tvm:
                 merge(tvm, run_child(args.tvm, "tvm", threads, args))
         print_table(threads, mine, tvm)
+    compile_times()
 
 
 def print_table(threads: int, mine: dict, tvm: dict):
