@@ -72,6 +72,8 @@ def time_evaluator(func: Callable, dev=None, number: int = 10, repeat: int = 1,
                 start = time.perf_counter()
                 for _ in range(n):
                     func(*args)
+                if dev is not None and hasattr(dev, "sync"):
+                    dev.sync()  # GPU launches return at once: wait for them
                 elapsed = time.perf_counter() - start
                 if elapsed * 1e3 >= min_repeat_ms or n >= 1 << 20:
                     break

@@ -131,9 +131,8 @@ class _HostWalker:
                         f"outside every kernel (in block {block.name_hint!r}), but {_scope(buf)} "
                         "memory only exists inside one: each kernel's accesses must stay inside "
                         "its thread-bound loops")
-            if block.iter_vars or _touches_memory(s):
-                if block.iter_vars or not _only_kernels(block.body):
-                    self.unbound(s, loops)
+            if block.iter_vars:
+                self.unbound(s, loops)
             if block.init is not None:
                 self.stmt(block.init, loops)
             self.stmt(block.body, loops)
@@ -160,8 +159,10 @@ class _HostWalker:
                 else f"the statement {type(s).__name__}")
         if loops:
             names_ = ", ".join(lp.loop_var.name_hint for lp in loops)
-            where = (f"{what} runs under the loop{'s' if len(loops) > 1 else ''} {names_}, "
-                     "none of them bound to blockIdx/threadIdx")
+            where = (f"{what} runs under the loops {names_}, none of them bound to "
+                     "blockIdx/threadIdx" if len(loops) > 1 else
+                     f"{what} runs under the loop {names_}, which is not bound to "
+                     "blockIdx/threadIdx")
             hint = (f'bind them, e.g. sch.bind({loops[0].loop_var.name_hint}, "blockIdx.x")'
                     + (f' and sch.bind({loops[-1].loop_var.name_hint}, "threadIdx.x")'
                        if len(loops) > 1 else ""))
@@ -173,17 +174,6 @@ class _HostWalker:
             + "  Did you forget to bind?\n"
             f"In {self.name}: {where}; for target cuda, buffers can only be accessed inside "
             f"loops bound to GPU threads: {hint}.")
-
-
-def _only_kernels(s) -> bool:
-    """Whether every memory access under ``s`` is inside a thread-bound loop."""
-    if isinstance(s, S.For):
-        return kernel_of_loop(s) or _only_kernels(s.body)
-    if isinstance(s, S.SeqStmt):
-        return all(_only_kernels(x) for x in s.seq)
-    if isinstance(s, S.BlockRealize):
-        return not s.block.iter_vars and _only_kernels(s.block.body)
-    return not _touches_memory(s)
 
 
 def _touches_memory(s) -> bool:

@@ -284,8 +284,8 @@ def _plan(buf, accesses: list, gpu: bool = False) -> _Plan | None:
         changed = True
         shape.append(E.IntImm(_dtype(old), extent.const + 1))
         starts.append(lo.to_expr())
-    if not changed:
-        return None
+    if not changed and not (gpu and lca is not None and buf.scope in ("shared", "local")):
+        return None  # (on a GPU a shared/local buffer still moves into its kernel)
     new = decl_buffer(shape, buf.dtype, buf.name, scope=buf.scope)
     return _Plan(buf, new, starts, lca)
 
