@@ -237,7 +237,7 @@ class CudaFunction:
         if self.mode == "cpu":
             host_values = [_host_value(a, v) for a, v in zip(args, values)]
             self._cpu(*[h for h, _ in host_values])
-            for (h, back), a in zip(host_values, args):
+            for h, back in host_values:
                 if back is not None:
                     back(h)
             return
@@ -260,7 +260,7 @@ class CudaFunction:
     def _run_gpu(self, args, values):
         cuda = self._cuda
         device_values, copy_back = [], []
-        for (pname, buf, _var), arg, value in zip(self.signature.params, args, values):
+        for (_pname, buf, _var), arg, value in zip(self.signature.params, args, values):
             if buf is None:
                 device_values.append(value)
                 continue
