@@ -76,6 +76,7 @@ class Simulator:
     def close(self):
         self.proc.stdin.close()
         self.proc.wait(timeout=30)
+        self.proc.stdout.close()
 
 
 @pytest.fixture(scope="session")
