@@ -92,7 +92,7 @@ def schedule_shared(sch, tile=16):
     return sch
 
 
-def schedule_register(sch, local=8, threads=16, tile_k=8):
+def schedule_course_register(sch, local=8, threads=16, tile_k=8):
     """The course's ``blocking_with_shared`` (``threads`` x ``threads`` threads, each a
     ``local`` x ``local`` tile of C) with the inner loops unrolled: the tile becomes scalars."""
     block = sch.get_block("C")
@@ -118,6 +118,46 @@ def schedule_register(sch, local=8, threads=16, tile_k=8):
     init = sch.decompose_reduction(block, k0)
     for b in (init, block, c_local):  # k1 stays a loop: a smaller kernel compiles faster
         for loop in sch.get_loops(b)[-2:]:
+            sch.unroll(loop)
+    return sch
+
+
+def schedule_register(sch, tile_k=8, warp=(8, 4), transpose_a=True, unroll_k=False):
+    """Register tiles without shared-memory bank conflicts: a 128 x 128 tile of C per block
+    of 16 x 16 threads, each thread an 8 x 8 tile in registers (as the course's schedule),
+    but with the threads of one warp arranged as ``warp`` = 8 rows x 4 columns of threads
+    (instead of 2 x 16) and the A tile stored transposed (k-major) in shared memory.
+
+    Why: each step of ``k_1`` a thread reads 8 values of the A tile and 8 of the B tile.
+    With 2 x 16 threads per warp, 16 threads read B values 8 floats apart (4 threads per
+    shared-memory bank: a 4-way conflict) and 2 read A values 64 floats apart (the same
+    bank: 2-way): 48 shared-memory transactions per 64 multiply-adds, and shared memory, not
+    arithmetic, bounds the kernel.  With 8 x 4 threads and A k-major, B is read without
+    conflict and A 2-way: 24."""
+    wy, wx = warp
+    block = sch.get_block("C")
+    c_local = sch.cache_write(block, 0, "local")
+    i, j, k = sch.get_loops(block)
+    i0, i1, i2, i3 = sch.split(i, [None, 16 // wy, wy, 8])
+    j0, j1, j2, j3 = sch.split(j, [None, 16 // wx, wx, 8])
+    k0, k1 = sch.split(k, [None, tile_k])
+    sch.reorder(i0, j0, i1, j1, i2, j2, k0, k1, i3, j3)
+    sch.reverse_compute_at(c_local, j2)
+    sch.bind(i0, "blockIdx.y")
+    sch.bind(j0, "blockIdx.x")
+    sch.bind(sch.fuse(i1, j1, i2, j2), "threadIdx.x")
+    for index in (0, 1):
+        cache = sch.cache_read(block, index, "shared")
+        sch.compute_at(cache, k0)
+        if index == 0 and transpose_a:
+            sch.transform_layout(cache, ("write", 0), lambda i, k: (k, i))
+        fused = sch.fuse(*sch.get_loops(cache)[-2:])
+        _, t, vec = sch.split(fused, [None, 256, 4])
+        sch.vectorize(vec)
+        sch.bind(t, "threadIdx.x")
+    init = sch.decompose_reduction(block, k0)
+    for b in (init, block, c_local):
+        for loop in sch.get_loops(b)[-(3 if unroll_k and b == block else 2):]:
             sch.unroll(loop)
     return sch
 

@@ -9,6 +9,8 @@ flavour changes only what differs on a GPU:
   (small ones with constant indices become scalar variables, i.e. registers), declared at the
   top of the kernel;
 - ``T.tvm_storage_sync("shared")`` is ``cuda.syncthreads()``;
+- a block's iteration variables that its body never reads are not bound (a thread's
+  unrolled tile would otherwise repeat ``vi = ...`` lines that Numba types one by one);
 - float intrinsics use ``math`` (``math.exp``), which Numba's CUDA target maps to CUDA's
   ``expf``/``exp``; integer helpers are ``@cuda.jit(device=True)`` functions.
 
@@ -22,6 +24,7 @@ Example::
 
 from __future__ import annotations
 
+from mlckit.ir.node import Node
 from mlckit.tir import stmt as S
 from mlckit.tir.expr import IntImm, Var
 
@@ -73,6 +76,17 @@ class _KernelGenerator(_Generator):
         self.ctx_loops.pop()
         self.pop_scope()
 
+    def stmt_BlockRealize(self, s: S.BlockRealize):
+        block = s.block
+        used = _var_ids([block.body, block.init])
+        keep = [k for k, iv in enumerate(block.iter_vars)
+                if id(iv.var) in used
+                or (block.init is not None and iv.iter_type == S.IterVarType.CommReduce)]
+        if len(keep) < len(block.iter_vars):
+            s = s.replace(iter_values=[s.iter_values[k] for k in keep],
+                          block=block.replace(iter_vars=[block.iter_vars[k] for k in keep]))
+        super().stmt_BlockRealize(s)
+
     def alloc(self, buf, stmt):
         self.check_buffer_supported(buf)
         if self.scalarizable(buf):
@@ -122,6 +136,20 @@ class _HostGenerator(_Generator):
         name = self.bind(buf, buf.name, f"buffer:{buf.dtype}:{buf.ndim}", scoped=False)
         shape = ", ".join(self.expr_text(e) for e in buf.shape) + ("," if buf.ndim == 1 else "")
         self.emit(f'{name} = empty(({shape}), "{buf.dtype}")  # device memory', stmt)
+
+
+def _var_ids(obj, out: set | None = None) -> set:
+    """Ids of the variables read in ``obj`` (statements, expressions, lists of them)."""
+    out = set() if out is None else out
+    if isinstance(obj, Var):
+        out.add(id(obj))
+    elif isinstance(obj, (list, tuple)):
+        for x in obj:
+            _var_ids(x, out)
+    elif isinstance(obj, Node):
+        for name in obj.field_names():
+            _var_ids(getattr(obj, name), out)
+    return out
 
 
 def _dims_text(gen, dims) -> str:

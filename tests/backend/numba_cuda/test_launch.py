@@ -115,3 +115,21 @@ def test_a_wrong_shape_after_an_accepted_call_is_refused_on_the_simulator(simula
     simulator.run(add_n, a, a, np.empty(100, "float32"))
     with pytest.raises(AssertionError, match=r"ArgumentError: .*argument 2 \(B\) has shape \(99,\)"):
         simulator.run(add_n, a, np.ones(99, "float32"), np.empty(100, "float32"))
+
+
+@pytest.mark.gpu
+def test_device_arrays_take_the_planned_launches_on_the_gpu():
+    import mlckit
+
+    dev = mlckit.cuda(0)
+    f = numba_cuda.build(add_n, mode="gpu")
+    rng = np.random.default_rng(1)
+    for n in (100, 129, 100):
+        a, b = rng.uniform(-1, 1, (2, n)).astype("float32")
+        args = [mlckit.nd.array(a, dev), mlckit.nd.array(b, dev),
+                mlckit.nd.empty((n,), "float32", dev)]
+        f(*args)
+        np.testing.assert_allclose(args[2].numpy(), a + b)
+    assert len(f._plans.plans) == 2
+    with pytest.raises(ArgumentError, match=r"argument 2 \(B\) has shape \(99,\)"):
+        f(args[0], mlckit.nd.empty((99,), "float32", dev), args[2])
