@@ -22,6 +22,7 @@ from mlckit.error import TVMValueError
 from mlckit.ffi.registry import register_func
 
 from .executable import DataType, ShapeTuple
+from .memory import is_tensor
 
 
 class VMStructInfoError(TVMValueError):
@@ -111,7 +112,7 @@ def alloc_shape_heap(vm, size, names=""):
 @builtin("vm.builtin.check_tensor_info")
 def check_tensor_info(value, ndim, dtype, err_ctx=""):
     ctx = _Ctx(err_ctx)
-    if not isinstance(value, np.ndarray):
+    if not is_tensor(value):  # a NumPy array, or a device array on a GPU
         ctx.fail(f"expected a tensor, got {_describe_value(value)}")
     if ndim != -1 and value.ndim != ndim:
         ctx.fail(f"expected {ndim} dimension{'s' if ndim != 1 else ''}, got {value.ndim} (its "
@@ -179,7 +180,7 @@ def _shape_note(values, unit) -> str:
 def match_shape(value, heap, ndim, *args):
     *codes, err_ctx = args
     ctx = _Ctx(err_ctx)
-    shape = value.shape if isinstance(value, np.ndarray) else value
+    shape = value.shape if is_tensor(value) else value
     if len(shape) != ndim:
         ctx.fail(f"expected {ndim} dimensions, got shape {tuple(shape)}")
     _match(shape, heap, codes, ctx, "dimension")
@@ -210,8 +211,9 @@ class Storage:
 
     __slots__ = ("buffer", "device")
 
-    def __init__(self, nbytes: int, device=None):
-        self.buffer = np.empty(nbytes, dtype=np.uint8)
+    def __init__(self, nbytes: int, device=None, buffer=None):
+        # ``buffer``: the bytes in the VM's memory (device memory on a GPU), else host bytes
+        self.buffer = np.empty(nbytes, dtype=np.uint8) if buffer is None else buffer
         self.device = device
 
     @property
@@ -225,7 +227,9 @@ class Storage:
 @builtin("vm.builtin.alloc_storage")
 def alloc_storage(vm, size, device_index=0, dtype=None, scope="global"):
     nbytes = int(size[0]) if isinstance(size, tuple) else int(size)
-    storage = Storage(max(nbytes, 1), getattr(vm, "device", None))
+    memory = getattr(vm, "memory", None)
+    storage = Storage(max(nbytes, 1), getattr(vm, "device", None),
+                      None if memory is None else memory.empty_bytes(max(nbytes, 1)))
     if vm is not None:
         vm._storage_bytes += nbytes
     return storage
