@@ -320,11 +320,14 @@ def _device_array(value):
 
 
 def _check_view(value):
-    """What the argument check sees: a device array as a memory-less view of its shape."""
+    """What the argument check sees: a device array as a memory-less view of its shape
+    (writable, as device memory is: the check refuses read-only outputs)."""
     dev = _device_array(value)
     if dev is None:
         return value
-    return np.broadcast_to(np.zeros((), dtype=np.dtype(str(dev.dtype))), tuple(dev.shape))
+    shape = tuple(dev.shape)
+    return np.lib.stride_tricks.as_strided(np.zeros((), dtype=np.dtype(str(dev.dtype))), shape,
+                                           (0,) * len(shape), writeable=True)
 
 
 def _host_value(arg, checked):

@@ -133,3 +133,13 @@ def test_device_arrays_take_the_planned_launches_on_the_gpu():
     assert len(f._plans.plans) == 2
     with pytest.raises(ArgumentError, match=r"argument 2 \(B\) has shape \(99,\)"):
         f(args[0], mlckit.nd.empty((99,), "float32", dev), args[2])
+
+
+def test_a_device_array_passes_the_check_of_a_written_argument():
+    """Device memory is writable: the argument check sees device arrays as writable views."""
+
+    class FakeDeviceArray:
+        shape, dtype, __cuda_array_interface__ = (256,), np.dtype("float32"), {}
+
+    views = [numba_cuda._check_view(FakeDeviceArray()) for _ in range(3)]
+    Signature(bind_vector_add().mod["main"]).check(views)
