@@ -144,7 +144,8 @@ def _host_buffers(func: PrimFunc) -> list:
     return []
 
 
-def to_source(func: PrimFunc, name: str | None = None, sync: bool = True, target=None) -> str:
+def to_source(func: PrimFunc, name: str | None = None, sync: bool = True, target=None,
+              fastmath: bool = False) -> str:
     """The Python module of ``numba.cuda`` kernels for ``func`` (without compiling it).
 
     Example::
@@ -156,7 +157,7 @@ def to_source(func: PrimFunc, name: str | None = None, sync: bool = True, target
     kernels = find_kernels(lowered, name, target)
     if sync:
         lowered, kernels = _with_syncs(lowered, kernels)
-    return cuda_source(lowered, kernels, name, _host_buffers(lowered))
+    return cuda_source(lowered, kernels, name, _host_buffers(lowered), fastmath)
 
 
 def _written_params(func: PrimFunc) -> set:
@@ -200,7 +201,7 @@ class CudaFunction:
         self.kernels = kernels
         self.lowered_synced = lowered
         self.host_buffers = _host_buffers(lowered)
-        self.source = cuda_source(lowered, kernels, name, self.host_buffers)
+        self.source = cuda_source(lowered, kernels, name, self.host_buffers, fastmath)
         self.written = _written_params(func)
         self.cpu_source = None
         self._cpu = None

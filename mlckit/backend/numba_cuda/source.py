@@ -179,8 +179,10 @@ def kernel_func(func, kernel: Kernel, host_buffers: list):
     return func.replace(params=params, buffer_map=buffer_map, body=kernel.stmt)
 
 
-def cuda_source(func, kernels: list, name: str, host_buffers: list) -> str:
-    """The Python module: helpers, one ``@cuda.jit`` kernel per :class:`Kernel`, the host."""
+def cuda_source(func, kernels: list, name: str, host_buffers: list,
+                fastmath: bool = False) -> str:
+    """The Python module: helpers, one ``@cuda.jit`` kernel per :class:`Kernel`, the host
+    (``fastmath``: the kernels are ``@cuda.jit(fastmath=True)``)."""
     parts, helpers, uses_math = [], set(), False
     kernel_params = {}
     for k in kernels:
@@ -193,7 +195,7 @@ def cuda_source(func, kernels: list, name: str, host_buffers: list) -> str:
         start = next(i for i, ln in enumerate(lines) if ln.startswith(f"def {src.func_name}("))
         launch = " x ".join(f"{e}" for e in k.grid), " x ".join(f"{e}" for e in k.block)
         parts.append("\n".join([
-            f"@cuda.jit  # launched as grid {launch[0]}, block {launch[1]}"
+            f"@cuda.jit{'(fastmath=True)' if fastmath else ''}  # launched as grid {launch[0]}, block {launch[1]}"
             + (f"; {k.shared_bytes} bytes of shared memory" if k.shared else ""),
             *lines[start:]]))
     host = _HostGenerator(func, name, CUDA, kernels, kernel_params).run()
