@@ -78,9 +78,46 @@ def native_arrays(args, mode: str):
 
 
 def _key(arrays):
-    # what the argument check depends on: shapes, dtypes and (host arrays) writability
+    # what the argument check depends on: shapes, dtypes and (host arrays) writability; for
+    # device arrays also what Numba's choice of compiled kernel depends on (layout, class)
     return tuple([(a.shape, a.dtype, a.flags.writeable) if type(a) is np.ndarray
-                  else (a.shape, a.dtype) for a in arrays])
+                  else (a.shape, a.dtype, a.strides, type(a)) for a in arrays])
+
+
+class _Launch:
+    """One kernel's launch in a plan.  The first goes through Numba's launch configuration
+    (``kernel[grid, block](...)``: Numba types the arguments, compiles, picks the compiled
+    kernel); the later ones go straight to that compiled kernel, since arrays of the plan's
+    shapes, dtypes and layouts always get the same one: no per-call dispatch on types."""
+
+    __slots__ = ("config", "direct")
+
+    def __init__(self, config):
+        self.config = config
+        self.direct = None
+
+    def __call__(self, *arrays):
+        direct = self.direct
+        if direct is not None:
+            direct(arrays)
+            return
+        self.config(*arrays)
+        self.direct = _compiled_launch(self.config, arrays)
+
+
+def _compiled_launch(config, arrays):
+    """``launch(arrays)`` of the kernel Numba compiled for ``arrays``' types, or None where
+    the dispatcher has no such thing (the simulator)."""
+    try:
+        dispatcher = config.dispatcher
+        argtypes = tuple(dispatcher.typeof_pyval(a) for a in arrays)
+        kernel = dispatcher.overloads[argtypes]
+        launch = kernel.launch
+        grid, block, stream, shared = (config.griddim, config.blockdim, config.stream,
+                                       config.sharedmem)
+    except (AttributeError, KeyError, TypeError, ValueError):
+        return None
+    return lambda arrays: launch(arrays, grid, block, stream, shared)
 
 
 class LaunchPlans:
@@ -98,7 +135,7 @@ class LaunchPlans:
     def accept(self, arrays, env: dict) -> list:
         """Record that ``arrays`` passed the full check (``env``: the symbolic sizes it
         bound); return their launches."""
-        launches = [kernel[_dims(grid, env), _dims(block, env)]
+        launches = [_Launch(kernel[_dims(grid, env), _dims(block, env)])
                     for kernel, grid, block in self.kernels]
         if len(self.plans) >= MAX_PLANS:
             self.plans.clear()

@@ -93,6 +93,50 @@ def test_other_dtypes_or_read_only_outputs_are_not_taken_for_accepted_ones():
         Signature(bind_vector_add().mod["main"]).check(arrays[:2] + [read_only])
 
 
+class FakeDispatcher:
+    """``numba.cuda``'s kernel as the plans use it: ``kernel[grid, block]`` is a launch
+    configuration; calling it types the arguments, compiles once per types (``overloads``)
+    and launches that compiled kernel."""
+
+    def __init__(self):
+        self.overloads, self.dispatched, self.launched = {}, 0, []
+
+    def typeof_pyval(self, a):
+        return ("array", a.dtype.str, a.ndim)
+
+    def __getitem__(self, config):
+        grid, block = config
+        return FakeConfiguration(self, (grid, 1, 1), (block, 1, 1))
+
+    def launch(self, args, griddim, blockdim, stream, sharedmem):
+        self.launched.append((griddim, blockdim, len(args)))
+
+
+class FakeConfiguration:
+    def __init__(self, dispatcher, griddim, blockdim):
+        self.dispatcher, self.griddim, self.blockdim = dispatcher, griddim, blockdim
+        self.stream = self.sharedmem = 0
+
+    def __call__(self, *args):
+        d = self.dispatcher
+        d.dispatched += 1
+        compiled = d.overloads.setdefault(tuple(d.typeof_pyval(a) for a in args), d)
+        compiled.launch(args, self.griddim, self.blockdim, 0, 0)
+
+
+def test_later_launches_go_straight_to_the_compiled_kernel():
+    lowered = numba_cuda.lower(bind_vector_add().mod["main"])
+    kernels = numba_cuda.find_kernels(lowered, "main")
+    dispatcher = FakeDispatcher()
+    plans = LaunchPlans({kernels[0].name: dispatcher}, kernels)
+    arrays = [np.zeros(256, "float32") for _ in range(3)]
+    (launch,) = plans.accept(arrays, {})
+    for _ in range(3):
+        launch(*arrays)
+    assert dispatcher.dispatched == 1  # typed and compiled once, through the configuration
+    assert dispatcher.launched == [((4, 1, 1), (64, 1, 1), 3)] * 3
+
+
 def test_native_arrays_are_the_arrays_of_the_kernels_memory():
     import mlckit
 
