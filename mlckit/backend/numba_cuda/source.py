@@ -26,7 +26,7 @@ from __future__ import annotations
 
 from mlckit.ir.node import Node
 from mlckit.tir import stmt as S
-from mlckit.tir.expr import IntImm, Var
+from mlckit.tir.expr import IntImm, IterVarType, Var
 
 from ..codegen import _Generator
 from ..codegen_common import HELPERS, P_ATOM, Flavour, np_scalar
@@ -81,7 +81,7 @@ class _KernelGenerator(_Generator):
         used = _var_ids([block.body, block.init])
         keep = [k for k, iv in enumerate(block.iter_vars)
                 if id(iv.var) in used
-                or (block.init is not None and iv.iter_type == S.IterVarType.CommReduce)]
+                or (block.init is not None and iv.iter_type == IterVarType.CommReduce)]
         if len(keep) < len(block.iter_vars):
             s = s.replace(iter_values=[s.iter_values[k] for k in keep],
                           block=block.replace(iter_vars=[block.iter_vars[k] for k in keep]))

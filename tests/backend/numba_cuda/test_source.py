@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import numpy as np
+
 import mlckit
 from mlckit.backend import numba_cuda
+from mlckit.script import tir as T
 from mlckit.tir import stmt as S
 from mlckit.tir.transform import compact_buffer_allocation
 
@@ -100,3 +103,23 @@ def test_fastmath_kernels_say_so():
     source = numba_cuda.to_source(bind_vector_add().mod["main"], fastmath=True)
     assert ("@cuda.jit(fastmath=True)  # launched as grid 4, block 64\n"
             "def main_kernel(A, B, C):\n") in source
+
+
+@T.prim_func
+def count_rows(A: T.Buffer((4, 6), "float32"), B: T.Buffer((4,), "float32")):
+    for i in T.thread_binding(4, thread="threadIdx.x"):
+        for k in range(6):
+            with T.block("B"):
+                vi, vk = T.axis.remap("SR", [i, k])
+                with T.init():
+                    B[vi] = T.float32(0)
+                B[vi] = B[vi] + T.float32(1)
+
+
+def test_a_reduction_variable_the_init_tests_stays_bound():
+    """``vk`` is not read by the body, but ``if vk == 0`` (the init) needs it."""
+    source = numba_cuda.to_source(count_rows)
+    assert "        vk = k\n        if vk == 0:\n" in source
+    a, b = np.zeros((4, 6), "float32"), np.full(4, np.nan, "float32")
+    numba_cuda.build(count_rows, mode="cpu")(a, b)
+    np.testing.assert_array_equal(b, np.full(4, 6, "float32"))
