@@ -18,12 +18,14 @@ Kernels (each checked against cuBLAS/NumPy before it is timed):
 
 Times are medians of ``--repeat`` launches, each synchronised, after a warm-up; arrays stay
 on the device.  The launch overhead is the time of a launch of a one-element vector add,
-through ``numba.cuda`` directly and through an mlckit-built function (which adds its
-argument checks).
+through ``numba.cuda`` directly (configured per call, and once) and through an mlckit-built
+function (device arrays and ``mlckit.nd`` arrays), best of 3 rounds in alternation.
 
-    python benchmarks/cuda_matmul.py [--size 2048] [--repeat 20]
+    python benchmarks/cuda_matmul.py [--size 2048] [--repeat 20] [--all]
 
-Without a GPU it says so and exits (the simulator is far too slow to time).
+Without a GPU no kernel is timed (the simulator is far too slow); it measures instead the
+CPU-side cost of an mlckit call with its launch stubbed (a planned call against the full
+argument check it skips).
 """
 
 from __future__ import annotations
