@@ -271,6 +271,14 @@ class ScheduleBase:
 
     get_sblock = get_block
 
+    @primitive("EnterPostproc", is_pure=True)
+    def enter_postproc(self) -> None:
+        """Mark where post-processing begins in the trace (``meta_schedule`` postprocs follow).
+
+        Replaying with ``trace.apply_to_schedule(sch, remove_postproc=True)`` stops here, which
+        is how a tuner mutates a measured trace and then post-processes it again.
+        """
+
     def _block_by_name(self, name: str, primitive_name: str) -> BlockRV:
         """``get_block(name)`` for a primitive given a block name; errors name the primitive."""
         try:
