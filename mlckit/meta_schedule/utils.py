@@ -17,15 +17,25 @@ __all__ = ["as_target", "block_iter_kinds", "loop_iter_type", "normalize_mod", "
 
 def normalize_mod(mod) -> IRModule:
     """The workload a task tunes: an IRModule whose only PrimFunc is called ``main``
-    (a lone PrimFunc, or a one-function module under another name, is renamed)."""
+    (a lone PrimFunc, or a one-function module under another name, is renamed, and its
+    ``global_symbol`` becomes ``"main"``, as TVM does)."""
     if isinstance(mod, PrimFunc):
-        return IRModule({"main": mod})
+        return IRModule({"main": _as_main(mod)})
     if not isinstance(mod, IRModule):
         raise TVMTypeError(f"meta_schedule tunes an IRModule or a PrimFunc, got {type(mod).__name__}")
     funcs = [(gv, f) for gv, f in mod.functions.items() if isinstance(f, PrimFunc)]
     if len(mod.functions) == 1 and funcs and funcs[0][0].name_hint != "main":
-        return IRModule({"main": funcs[0][1]})
+        return IRModule({"main": _as_main(funcs[0][1])})
+    if len(mod.functions) == 1 and funcs:
+        return IRModule({"main": _as_main(funcs[0][1])})
     return mod
+
+
+def _as_main(func: PrimFunc) -> PrimFunc:
+    """The function under the name a workload gives it (TVM sets ``global_symbol``)."""
+    if (func.attrs or {}).get("global_symbol") not in (None, "main"):
+        return func.with_attr("global_symbol", "main")
+    return func
 
 
 def as_target(target) -> Target:

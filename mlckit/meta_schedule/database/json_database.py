@@ -24,6 +24,7 @@ import tempfile
 from pathlib import Path
 
 from mlckit.error import TVMError
+from mlckit.ffi import register_func
 
 from ..error import DatabaseError
 from .database import Database, TuningRecord, Workload
@@ -120,7 +121,7 @@ class JSONDatabase(Database):
 
     def _on_new_workload(self) -> None:
         self._write(self.path_workload, [
-            json.dumps([str(wl.shash), base64.b64encode(wl.mod.script().encode()).decode()])
+            json.dumps([str(wl.shash & 0xFFFFFFFFFFFFFFFF), base64.b64encode(wl.mod.script().encode()).decode()])
             for wl in self._workloads])
         if not self.path_tuning_record.exists():
             self._write(self.path_tuning_record, [])
@@ -128,3 +129,7 @@ class JSONDatabase(Database):
     def _on_new_records(self) -> None:
         self._write(self.path_tuning_record,
                     [json.dumps([i, r.as_json()]) for i, r in self._records])
+
+
+# How relax.transform.MetaScheduleApplyDatabase(work_dir=...) opens a database.
+register_func("meta_schedule.database.JSONDatabase", override=True)(JSONDatabase)
