@@ -44,6 +44,13 @@ class RidgeModel(CostModel):
     def ready(self) -> bool:
         return len(self.ys) >= self.num_warmup_samples and self.weights is not None
 
+    def _features(self, cand) -> np.ndarray:
+        """The candidate's features, computed once (a population is scored every generation)."""
+        feats = getattr(cand, "features", None)
+        if feats is None:
+            feats = cand.features = self.extractor.extract_from(cand.sch.mod)
+        return feats
+
     def _expand(self, feats: np.ndarray) -> np.ndarray:
         z = (feats - self.mean) / self.std
         i, j = np.triu_indices(z.shape[1])
@@ -55,7 +62,7 @@ class RidgeModel(CostModel):
             secs = res.run_secs
             if res.error_msg or not secs:
                 continue
-            self.xs.append(self.extractor.extract_from(cand.sch.mod))
+            self.xs.append(self._features(cand))
             self.ys.append(-math.log(float(np.median(secs))))
         if len(self.ys) < max(2, self.num_warmup_samples):
             return
@@ -72,5 +79,5 @@ class RidgeModel(CostModel):
         """A score per candidate, higher meaning faster (random during warm-up)."""
         if not self.ready:
             return self.rng.random(len(candidates))
-        feats = np.stack([self.extractor.extract_from(c.sch.mod) for c in candidates])
+        feats = np.stack([self._features(c) for c in candidates])
         return self._expand(feats) @ self.weights + self.y_mean

@@ -11,6 +11,7 @@ Example::
 from __future__ import annotations
 
 import os
+import signal
 import time
 
 THREAD_VARS = ("NUMBA_NUM_THREADS", "OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS",
@@ -22,6 +23,9 @@ def limit_threads(threads: int) -> None:
     initializer, run before Numba is imported so its thread pool is sized right."""
     for var in THREAD_VARS:
         os.environ[var] = str(threads)
+    # Ctrl-C (or a notebook kernel shutting down) is the parent's to handle; a worker
+    # interrupted mid-task would only print a traceback, then be terminated anyway.
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
 
 
 def serial_twin(mod):

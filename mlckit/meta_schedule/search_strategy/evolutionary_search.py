@@ -10,8 +10,10 @@ random ones.
 
 While the cost model is still warming up its predictions are random, so evolving would only
 shuffle; the round then measures fresh random samples directly (the same distribution TVM
-gets, without the work).  mlckit's defaults are smaller than TVM's (population 256, not
-512; 3 generations, not 4) because building a candidate here is Python, not C++.
+gets, without the work).  mlckit's defaults are smaller than TVM's (population 96, not
+512; 2 generations, not 4; at least 32 fresh samples, not 50) because replaying and
+post-processing a candidate here is Python (~10–25 ms), not C++; a mutated trace seen
+before in the round is not replayed again.
 
 Deterministic: the first round (and every round while the model warms up) depends only on
 the seed; later rounds also depend on the measured times the model learned from.
@@ -23,17 +25,18 @@ Example::
 
 from __future__ import annotations
 
+import json
 import math
 
-from .search_strategy import MeasureCandidate, SearchStrategy
+from .search_strategy import MeasureCandidate, SearchStrategy, strip_postproc
 
 
 class EvolutionarySearch(SearchStrategy):
     """Evolve sampled programs under the cost model (TVM's ``EvolutionarySearch``)."""
 
-    def __init__(self, population_size: int = 256, init_measured_ratio: float = 0.2,
-                 init_min_unmeasured: int = 50, max_fail_count: int = 64,
-                 genetic_num_iters: int = 3, genetic_mutate_prob: float = 0.85,
+    def __init__(self, population_size: int = 96, init_measured_ratio: float = 0.2,
+                 init_min_unmeasured: int = 32, max_fail_count: int = 64,
+                 genetic_num_iters: int = 2, genetic_mutate_prob: float = 0.85,
                  genetic_max_fail_count: int = 10, eps_greedy: float = 0.05):
         self.population_size = population_size
         self.init_measured_ratio = init_measured_ratio
@@ -62,8 +65,6 @@ class EvolutionarySearch(SearchStrategy):
         k = int(self.population_size * self.init_measured_ratio)
         out = []
         for record in self.database.get_top_k(self.workload, k):
-            from .search_strategy import strip_postproc
-
             cand = self._candidate(strip_postproc(record.trace.as_json()), keep_decisions=True)
             if cand is not None:
                 out.append(cand)
@@ -74,6 +75,7 @@ class EvolutionarySearch(SearchStrategy):
         n_random = max(self.population_size - len(measured), self.init_min_unmeasured)
         randoms = self._sample_new(n_random, set(self.seen), self.max_fail_count)
         population = measured + randoms
+        replayed: dict[str, MeasureCandidate | None] = {}  # mutated trace -> its candidate
         mutators = [(m, p) for m, p in self.mutator_probs.items() if p > 0]
         for _ in range(self.genetic_num_iters):
             if not population or not mutators:
@@ -89,7 +91,10 @@ class EvolutionarySearch(SearchStrategy):
                     mutator = self.rng.choices([m for m, _ in mutators],
                                                [p for _, p in mutators])[0]
                     new_json = mutator.apply(parent.trace_json, self.rng)
-                    child = self._candidate(new_json, True) if new_json is not None else None
+                    key = json.dumps(new_json)
+                    if new_json is not None and key not in replayed:
+                        replayed[key] = self._candidate(new_json, True)
+                    child = replayed.get(key)
                 if child is None or child.shash in nxt:
                     fails += 1
                     continue

@@ -32,6 +32,7 @@ class MeasureCandidate:
     args_info: list
     trace_json: list = field(default=None)  # the trace before post-processing
     shash: int = 0
+    features: object = None  # filled by a cost model that extracts features
 
 
 def strip_postproc(trace_json) -> list:
