@@ -10,18 +10,17 @@ from __future__ import annotations
 import math
 
 from .database.database import is_valid
-from .utils import normalize_mod
 
 
 def best_so_far_ms(database, mod) -> list[float]:
     """For each measured candidate of ``mod``'s workload, in order, the best median run time
     so far in milliseconds (NaN until one succeeded)."""
-    i = database._find(normalize_mod(mod))
-    if i is None:
+    workload = database.find_workload(mod)
+    if workload is None:
         return []
     out, best = [], math.inf
     for record in database.get_all_tuning_records():
-        if record.workload is not database._workloads[i]:
+        if record.workload is not workload:
             continue
         if is_valid(record.run_secs):
             best = min(best, record.median_secs * 1e3)

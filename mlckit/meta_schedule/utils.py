@@ -12,7 +12,8 @@ from mlckit.target import Target
 from mlckit.tir import expr as E
 from mlckit.tir.function import PrimFunc
 
-__all__ = ["as_target", "block_iter_kinds", "loop_iter_type", "normalize_mod", "num_cores"]
+__all__ = ["as_target", "block_iter_kinds", "func_name", "int_value", "loop_iter_type",
+           "normalize_mod", "num_cores"]
 
 
 def normalize_mod(mod) -> IRModule:
@@ -49,6 +50,12 @@ def num_cores(target) -> int:
     if value:
         return int(value)
     return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
+
+
+def func_name(sch) -> str:
+    """The name of the PrimFunc a schedule works on (a workload's is ``main``)."""
+    gv = sch.func_working_on
+    return "main" if gv is None else gv.name_hint
 
 
 def int_value(expr) -> int | None:

@@ -2,14 +2,11 @@
 
 import numpy as np
 import pytest
-
 from dask import distributed
 
 from mlckit import meta_schedule as ms
 
 from .workloads import Matmul, run_matmul, stochastic_schedule_mm
-
-
 
 
 def test_tuning_on_a_local_dask_cluster():

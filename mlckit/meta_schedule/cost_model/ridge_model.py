@@ -9,7 +9,9 @@ form in NumPy (``numpy.linalg.solve``): no new dependency, no threads, microseco
 and deterministic, so the same seed gives the same search.
 
 It regresses ``-log(median run time)`` on standardized features; higher predictions mean
-faster programs.  Until ``num_warmup_samples`` candidates are measured it predicts random
+faster programs.  The products are penalized ``quadratic_penalty`` times more than the
+features themselves: with few samples the model leans on the linear trend, and bends only
+where the data insist.  Until ``num_warmup_samples`` candidates are measured it predicts random
 scores from a seeded generator (as TVM's XGB model does before its warm-up).
 
 Example::
@@ -31,8 +33,9 @@ class RidgeModel(CostModel):
     """Ridge regression over quadratic loop features (mlckit's default cost model)."""
 
     def __init__(self, alpha: float = 1.0, num_warmup_samples: int = 32,
-                 seed: int | None = None, extractor=None):
+                 seed: int | None = None, extractor=None, quadratic_penalty: float = 100.0):
         self.alpha = alpha
+        self.quadratic_penalty = quadratic_penalty
         self.num_warmup_samples = num_warmup_samples
         self.extractor = extractor or PerStoreFeature()
         self.rng = np.random.default_rng(seed)
@@ -68,11 +71,17 @@ class RidgeModel(CostModel):
             return
         x = np.stack(self.xs)
         self.mean = x.mean(axis=0)
-        self.std = x.std(axis=0) + 1e-9
+        std = x.std(axis=0)
+        # a feature constant in training gets weight 0; scaling it by 1 keeps a candidate
+        # where it varies from blowing up the prediction
+        self.std = np.where(std > 1e-9, std, 1.0)
         design = self._expand(x)
         y = np.asarray(self.ys)
         self.y_mean = y.mean()
-        gram = design.T @ design + self.alpha * np.eye(design.shape[1])
+        n_linear = 1 + x.shape[1]
+        penalty = np.full(design.shape[1], self.alpha * self.quadratic_penalty)
+        penalty[:n_linear] = self.alpha
+        gram = design.T @ design + np.diag(penalty)
         self.weights = np.linalg.solve(gram, design.T @ (y - self.y_mean))
 
     def predict(self, candidates):

@@ -123,6 +123,11 @@ class Database:
                 return i
         return None
 
+    def find_workload(self, mod: IRModule) -> Workload | None:
+        """The workload of ``mod`` if this database has it (None otherwise); never adds."""
+        i = self._find(normalize_mod(mod))
+        return None if i is None else self._workloads[i]
+
     def has_workload(self, mod: IRModule) -> bool:
         """Whether ``mod`` (structurally) is a workload of this database."""
         return self._find(mod) is not None

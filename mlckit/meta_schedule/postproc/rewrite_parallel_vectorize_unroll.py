@@ -24,7 +24,7 @@ from mlckit.tir import stmt as S
 from mlckit.tir.schedule import Schedule
 from mlckit.tir.schedule.ir_utils import realizes_under
 
-from ..utils import int_value
+from ..utils import func_name, int_value
 from .postproc import Postproc
 
 KEYS = ("meta_schedule.parallel", "meta_schedule.vectorize", "meta_schedule.unroll_explicit",
@@ -50,12 +50,12 @@ class RewriteParallelVectorizeUnroll(Postproc):
     """Apply the parallel / vectorize / unroll annotations of the root block (TVM's postproc)."""
 
     def apply(self, sch: Schedule) -> bool:
-        func_name = sch._func_working_on or "main"
-        root_ref = next(r for r in sch.state.func_refs[func_name] if r.parent is None)
+        fname = func_name(sch)
+        root_ref = next(r for r in sch.state.func_refs[fname] if r.parent is None)
         anns = dict(root_ref.stmt.annotations or {})
         if not any(k in anns for k in KEYS):
             return True
-        root = sch.get_block("root", func_name)
+        root = sch.get_block("root", fname)
         for key in KEYS:
             if key in anns:
                 sch.unannotate(root, key)

@@ -11,9 +11,10 @@ Example::
 
 from __future__ import annotations
 
+from mlckit.arith.analyzer import uses_var
 from mlckit.tir.schedule import Schedule
 
-from ..utils import loop_iter_type
+from ..utils import block_iter_kinds, func_name
 from .postproc import Postproc, block_names
 
 
@@ -21,28 +22,24 @@ class RewriteReductionBlock(Postproc):
     """Decompose the reduction of every block with an init (TVM's postproc)."""
 
     def apply(self, sch: Schedule) -> bool:
-        func_name = sch._func_working_on or "main"
-        for name in block_names(sch, func_name):
-            refs = [r for r in sch.state.func_refs[func_name]
+        fname = func_name(sch)
+        for name in block_names(sch, fname):
+            refs = [r for r in sch.state.func_refs[fname]
                     if r.is_block and r.stmt.name_hint == name]
             if len(refs) != 1 or refs[0].stmt.init is None:
                 continue
             realize = refs[0].realize
-            block = sch.get_block(name, func_name)
+            block = sch.get_block(name, fname)
             loops = sch.get_loops(block)
             for loop in loops:
-                if "R" in loop_iter_type(sch.get(loop), realize) or \
-                        _reduces(sch.get(loop), realize):
+                if _reduces(sch.get(loop), realize):
                     sch.decompose_reduction(block, loop)
                     break
         return True
 
 
 def _reduces(loop, realize) -> bool:
-    from mlckit.arith.analyzer import uses_var
-
-    from ..utils import block_iter_kinds
-
+    """Whether the block binds a reduction iterator with ``loop``'s variable."""
     var = loop.loop_var
     return any(kind == "R" and uses_var(value, lambda v: v is var)
                for value, kind in block_iter_kinds(realize))

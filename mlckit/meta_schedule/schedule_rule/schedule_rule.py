@@ -15,7 +15,7 @@ Example::
 
 from __future__ import annotations
 
-from mlckit.tir.schedule import Schedule
+from mlckit.tir.schedule import Schedule, ScheduleError
 
 # target kind -> the factory of its default rules (filled by the rule modules' package)
 DEFAULTS: dict[str, object] = {}
@@ -52,8 +52,11 @@ class ScheduleRule:
 
 def block_is_valid(sch: Schedule, block) -> bool:
     """Whether ``block`` still names a block (an earlier rule may have inlined it)."""
-    sref = sch._symbols.get(id(block))
-    return sref is not None and sref[1].valid
+    try:
+        sch.get_sref(block)
+    except ScheduleError:
+        return False
+    return True
 
 
 def is_root(sch: Schedule, block) -> bool:

@@ -19,6 +19,7 @@ from mlckit.ir.module import IRModule
 from mlckit.tir.schedule import Schedule
 
 from ..error import SpaceGeneratorError
+from ..utils import func_name
 from .space_generator import SpaceGenerator
 
 
@@ -30,11 +31,11 @@ class PostOrderApply(SpaceGenerator):
             raise SpaceGeneratorError("PostOrderApply: call initialize_with_tune_context "
                                       "first (the rules depend on the target)")
         sch = Schedule(mod, seed=seed)
-        func_name = sch._func_working_on or "main"
-        refs = sch.state.func_refs[func_name]
+        fname = func_name(sch)
+        refs = sch.state.func_refs[fname]
         names = [r.stmt.name_hint for r in refs if r.is_block and r.parent is not None]
         names = [n for n in names if names.count(n) == 1] + ["root"]
-        blocks = [sch.get_block(n, func_name) for n in names]
+        blocks = [sch.get_block(n, fname) for n in names]
         states = [sch]
         for block in blocks:
             for rule in self.sch_rules:
