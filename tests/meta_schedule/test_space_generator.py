@@ -3,7 +3,10 @@ built-in CPU rules), checked against the same primitives written by hand."""
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
+import mlckit
 from mlckit import meta_schedule as ms
 from mlckit.ir import assert_structural_equal
 from mlckit.tir import Schedule
@@ -103,3 +106,20 @@ def test_every_built_in_candidate_computes_the_matmul(seed):
             seed, ctx.space_generator.postprocs, keep_decisions=False)
         got, want = run_matmul(sch.mod, "lnumpy")
         np.testing.assert_allclose(got, want, rtol=1e-5)
+
+
+@settings(max_examples=12, deadline=None)
+@given(seed=st.integers(0, 2**16))
+def test_random_candidates_of_the_linear_layer_agree_with_numpy(seed):
+    """Differential: any sampled, post-processed program of the built-in space computes
+    what NumPy computes (run by the checked lnumpy reference)."""
+    ctx = _context(Linear, "post-order-apply", seed)
+    strategy = ms.search_strategy.ReplayTrace()
+    strategy.initialize_with_tune_context(ctx)
+    strategy.pre_tuning(3, 3, ctx.generate_design_space())
+    rng = np.random.default_rng(seed)
+    x, w, b = (rng.random(s, dtype=np.float32) for s in [(1, 64), (32, 64), (32,)])
+    for cand in strategy.generate_measure_candidates():
+        z = np.zeros((1, 32), np.float32)
+        mlckit.build(cand.sch.mod, "lnumpy")["main"](x, w, b, z)
+        np.testing.assert_allclose(z, x @ w.T + b, rtol=1e-5)
