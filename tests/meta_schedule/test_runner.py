@@ -53,3 +53,14 @@ def test_bad_runner_settings_are_refused():
         ms.runner.LocalRunner(start_method="teleport")
     with pytest.raises(ms.RunnerError, match="unknown runner 'rpc'"):
         ms.Runner.create("rpc")
+
+
+def test_a_measurement_past_the_timeout_is_an_error_and_the_pool_restarts():
+    runner = ms.runner.LocalRunner(max_workers=1, timeout_sec=0.001)
+    (fut,) = runner.run([ms.runner.RunnerInput(Matmul, "llvm --num-cores=1", ARGS)])
+    res = fut.result()
+    assert res.run_secs is None and res.error_msg == "timed out after 0.001 s"
+    runner.timeout_sec = 120
+    (fut,) = runner.run([ms.runner.RunnerInput(Matmul, "llvm --num-cores=1", ARGS)])
+    assert fut.result().error_msg is None
+    runner.close()

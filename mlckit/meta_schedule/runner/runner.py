@@ -15,6 +15,7 @@ Example::
 
 from __future__ import annotations
 
+from concurrent.futures import TimeoutError as FutureTimeoutError
 from dataclasses import dataclass
 
 from mlckit.error import TVMError
@@ -54,7 +55,7 @@ class RunnerFuture:
     def result(self) -> RunnerResult:
         try:
             return self._future.result(timeout=self._timeout)
-        except TimeoutError:
+        except (TimeoutError, FutureTimeoutError):  # distinct classes before Python 3.11
             if self._on_timeout is not None:
                 self._on_timeout()
             return RunnerResult(None, f"timed out after {self._timeout} s")
