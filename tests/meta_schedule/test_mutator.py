@@ -50,3 +50,21 @@ def test_mutate_unroll_ignores_other_categoricals():
     sch = Schedule(Matmul, seed=0)
     sch.sample_categorical([1, 2], [0.5, 0.5])
     assert ms.mutator.MutateUnroll().apply(sch.trace.as_json(), random.Random(0)) is None
+
+
+def test_mutate_compute_location_picks_another_valid_location():
+    from mlckit.ir import IRModule
+    from tests.tir.schedule.workloads import elementwise
+
+    mod = IRModule({"main": elementwise})
+    sch = Schedule(mod, seed=0)
+    block = sch.get_block("B")
+    sch.compute_at(block, sch.sample_compute_location(block, decision=-1))
+    trace = sch.trace.as_json()
+    mutator = ms.mutator.MutateComputeLocation()
+    mutator.initialize_with_tune_context(ms.TuneContext(mod))
+    for seed in range(6):
+        new = mutator.apply(trace, random.Random(seed))
+        decision = dict((i, d) for i, d in new[1])[1]
+        assert decision in (-2, 0, 1)
+        Trace.apply_json_to_schedule(new, Schedule(mod))  # replays

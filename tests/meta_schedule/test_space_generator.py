@@ -123,3 +123,27 @@ def test_random_candidates_of_the_linear_layer_agree_with_numpy(seed):
         z = np.zeros((1, 32), np.float32)
         mlckit.build(cand.sch.mod, "lnumpy")["main"](x, w, b, z)
         np.testing.assert_allclose(z, x @ w.T + b, rtol=1e-5)
+
+
+def test_random_compute_location_moves_an_untiled_producer():
+    from tests.tir.schedule.workloads import elementwise
+
+    mod = mlckit.IRModule({"main": elementwise})
+    seen = set()
+    for seed in range(8):
+        sch = Schedule(mod, seed=seed)
+        (out,) = ms.schedule_rule.RandomComputeLocation().apply(sch, sch.get_block("B"))
+        insts = [i.kind.name for i in out.trace.insts]
+        assert insts[-2:] == ["SampleComputeLocation", "ComputeAt"]
+        seen.add(out.trace.insts[-2].decision)
+        a = np.random.default_rng(seed).random((16, 16), dtype=np.float32)
+        c = np.zeros((16, 16), np.float32)
+        mlckit.build(out.mod, "lnumpy")["main"](a, c)
+        np.testing.assert_allclose(c, a * 2 + 1, rtol=1e-6)
+    assert seen == {-2, -1, 0, 1}
+
+
+def test_random_compute_location_skips_tiled_and_output_blocks():
+    sch = Schedule(Matmul)
+    (out,) = ms.schedule_rule.RandomComputeLocation().apply(sch, sch.get_block("C"))
+    assert out is sch  # C has no consumer

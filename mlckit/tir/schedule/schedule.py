@@ -12,7 +12,7 @@ Example::
 
 The primitives live in one module per family (``loop_transformation``, ``for_kind``,
 ``compute_at``, ``compute_inline``, ``reduction``, ``blockize``, ``cache_read_write``,
-``layout``, ``annotate``, ``sampling``); this module holds the state, the random-variable
+``layout``, ``annotate``, ``sampling``, ``compute_location``); this module holds the state, the random-variable
 table and navigation.
 """
 
@@ -29,6 +29,7 @@ from .blockize import BlockizeMixin
 from .cache_read_write import CacheReadWriteMixin
 from .compute_at import ComputeAtMixin
 from .compute_inline import ComputeInlineMixin
+from .compute_location import ComputeLocationMixin
 from .error import ScheduleError
 from .for_kind import ForKindMixin
 from .instruction import primitive
@@ -323,6 +324,7 @@ class Schedule(
     LayoutMixin,
     AnnotateMixin,
     SamplingMixin,
+    ComputeLocationMixin,
     ScheduleBase,
 ):
     """A TensorIR schedule (TVM's ``tir.Schedule``)."""
