@@ -12,8 +12,8 @@ Example::
 
 The primitives live in one module per family (``loop_transformation``, ``for_kind``,
 ``compute_at``, ``compute_inline``, ``reduction``, ``blockize``, ``cache_read_write``,
-``layout``, ``annotate``, ``sampling``, ``compute_location``); this module holds the state, the random-variable
-table and navigation.
+``layout``, ``annotate``, ``sampling``, ``compute_location``); this module holds the state,
+the random-variable table and navigation.
 """
 
 from __future__ import annotations
