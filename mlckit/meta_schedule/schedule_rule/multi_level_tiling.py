@@ -26,6 +26,7 @@ from dataclasses import dataclass, field
 from mlckit.tir import expr as E
 from mlckit.tir.expr import Var
 from mlckit.tir.schedule import Schedule, ScheduleError
+from mlckit.tir.schedule.query import consumer_srefs
 
 from ..utils import loop_iter_type
 from .schedule_rule import ScheduleRule, block_is_valid, is_root
@@ -100,15 +101,17 @@ class MultiLevelTiling(ScheduleRule):
         return tiles
 
     def _write_reuse(self, sch: Schedule, block, tiles) -> list[Schedule]:
-        consumers = sch.get_consumers(block)
+        # asked of the state, so the plain tiling's trace does not record the question
+        consumers = consumer_srefs(sch.state, sch.get_sref(block))
+        fuse = len(consumers) == 1 and _elementwise(consumers[0].stmt)
         out = []
         for level in self.reuse_write.levels:
             if not 1 <= level <= len(tiles) or not tiles[level - 1]:
                 continue
             trial = sch.copy()
             try:
-                if len(consumers) == 1 and _elementwise(trial, consumers[0]):
-                    target = consumers[0]
+                if fuse:
+                    (target,) = trial.get_consumers(block)
                 else:
                     target = trial.cache_write(block, 0, self.reuse_write.scope)
                 trial.reverse_compute_at(target, tiles[level - 1][-1], preserve_unit_loops=True)
@@ -118,7 +121,6 @@ class MultiLevelTiling(ScheduleRule):
         return out
 
 
-def _elementwise(sch: Schedule, block) -> bool:
-    stmt = sch.get(block)
+def _elementwise(stmt) -> bool:
     return stmt.init is None and all(iv.iter_type == E.IterVarType.DataPar
                                      for iv in stmt.iter_vars)

@@ -15,6 +15,7 @@ Example::
 from __future__ import annotations
 
 from mlckit.tir.schedule import Schedule
+from mlckit.tir.schedule.query import child_block_srefs, consumer_srefs, loop_srefs, scope_sref
 
 from .schedule_rule import ScheduleRule, block_is_valid, is_root
 
@@ -32,17 +33,16 @@ class RandomComputeLocation(ScheduleRule):
 
     @staticmethod
     def _applies(sch: Schedule, block) -> bool:
+        # asked of the schedule state, not through primitives: a rule that does not apply
+        # leaves nothing in the trace
         if not block_is_valid(sch, block) or is_root(sch, block):
             return False
         sref = sch.get_sref(block)
-        scope = sref.parent
-        while scope is not None and not scope.is_block:
-            scope = scope.parent
-        if scope is None or scope.parent is not None:  # not a direct child of the root
+        if scope_sref(sref) is None or scope_sref(sref).parent is not None:
+            return False  # not a direct child of the root block
+        loops = loop_srefs(sref)
+        if not loops or len(child_block_srefs(sch.state, loops[0])) > 1:
             return False
-        loops = sch.get_loops(block)
-        if not loops or len(sch.get_child_blocks(loops[0])) > 1:
+        if "meta_schedule.tiling_structure" in (sref.stmt.annotations or {}):
             return False
-        if "meta_schedule.tiling_structure" in (sch.get(block).annotations or {}):
-            return False
-        return bool(sch.get_consumers(block))
+        return bool(consumer_srefs(sch.state, sref))
