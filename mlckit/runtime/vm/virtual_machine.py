@@ -147,6 +147,7 @@ class VirtualMachine:
         self.exec = rt_mod
         self.device = device
         self._storage_bytes = 0
+        self._storage_pool: dict = {}  # nbytes -> storages to reuse (vm.builtin.alloc_storage)
         self._wrap_out = _nd(device)
         self._profiling: dict | None = None
         self._funcs: list = [self._resolve(i) for i in range(len(rt_mod.func_table))]
