@@ -263,7 +263,10 @@ class Storage:
         # base of each cached view; a view by the cache (and the loop variable)
         if sys.getrefcount(self.buffer) != 2 + len(self.views):
             return True
-        return any(sys.getrefcount(v) != 3 for v in self.views.values())
+        for view in self.views.values():
+            if sys.getrefcount(view) != 3:
+                return True
+        return False
 
     def __repr__(self) -> str:
         return f"Storage({self.nbytes} bytes)"
