@@ -373,7 +373,7 @@ def numpy_matmul_nt(x, w, out) -> None:
     if (type(x) is np.ndarray and type(w) is np.ndarray and type(out) is np.ndarray
             and w.ndim == 2 and x.ndim >= 2 and x.dtype == w.dtype == out.dtype
             and out.flags.c_contiguous):
-        np.dot(x, w.T, out=out)  # the VM's common case: one BLAS call, nothing else
+        np.matmul(x, w.T, out=out)  # the VM's common case: one BLAS call, nothing else
         return
     result = np.asarray(out)
     a, b = np.asarray(x), np.swapaxes(np.asarray(w), -1, -2)
