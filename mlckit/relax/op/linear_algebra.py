@@ -17,16 +17,18 @@ logged on ``mlckit.strategy``):
 - ``matmul.tiled`` (level 15, ``llvm``): the same PrimFunc, scheduled — the output tiled into
   register blocks accumulated in a local buffer, the inner tile vectorized and unrolled —
   for 2-D operands of static shapes that divide into tiles;
-- ``matmul.numpy`` (level 20, CPU targets): for large static problems (at least
+- ``matmul`` (level 20, CPU targets; a library call): for large static problems (at least
   ``LIBRARY_MIN_FLOPS`` multiply-adds), ``R.call_dps_packed("mlckit.lib.matmul", ...)``,
   NumPy's BLAS-backed ``np.matmul`` writing into the output.
 
-Two more lower the *transposed form* ``matmul(x, permute_dims(w))`` (``form="transposed_b"``,
+Three more lower the *transposed form* ``matmul(x, permute_dims(w))`` (``form="transposed_b"``,
 chosen by ``relax.transform.FuseTransposeMatmul``; their calls' arguments are ``(x, w)``), so
 that a weight is never transposed at run time:
 
 - ``matmul_nt.generic`` (level 10, every target): TVM's ``NT_matmul`` kernel reading
   ``w[j, k]``;
+- ``matmul_nt.j_inner`` (level 15, ``llvm``, static 2-D): the same kernel with the output
+  columns innermost (independent running sums);
 - ``matmul_nt`` (level 20, CPU targets): from ``NT_LIBRARY_MIN_FLOPS`` multiply-adds,
   ``R.call_dps_packed("mlckit.lib.matmul_nt", (x, w))``: ``np.matmul(x, w.T)`` on a view.
 """
