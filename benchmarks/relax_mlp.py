@@ -123,8 +123,8 @@ def main() -> None:
             run = vm["main"]
             np.testing.assert_allclose(run(x, *weights).numpy(), numpy_mlp(x, params),
                                        rtol=1e-4, atol=1e-4)
-            t_vm, t_np = interleaved_best([lambda: run(x, *weights),
-                                           lambda: numpy_mlp(x, params)],
+            t_vm, t_np = interleaved_best([lambda run=run, x=x: run(x, *weights),
+                                           lambda x=x: numpy_mlp(x, params)],
                                           args.repeat, args.number)
             kernels = sorted(ex.kernels)
             print(f"{batch:>6} {pipeline:>9} {t_vm * 1e6:12.1f} {t_np * 1e6:11.1f} "
