@@ -7,6 +7,8 @@ import logging
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import mlckit
 from mlckit import relax
@@ -174,3 +176,30 @@ def test_constants_and_other_permutations_are_left_alone():
         bb.emit_func_output(gv)
     mod = bb.get()
     assert_structural_equal(FuseTransposeMatmul()(mod), mod)
+
+
+@settings(max_examples=20, deadline=None, derandomize=True, database=None)
+@given(batch=st.sampled_from([(), (2,), (1, 3)]), m=st.integers(1, 5), n=st.integers(1, 40),
+       k=st.integers(1, 40), shared_batch=st.booleans())
+def test_random_transposed_products_equal_numpy_on_lnumpy(batch, m, n, k, shared_batch):
+    """Any ``x @ permute_dims(w)`` with the last two axes swapped (batched or not, ``w``'s
+    batch dims equal to ``x``'s or absent) through the lnumpy default pipeline: the kernel
+    or the library the strategy picks equals NumPy."""
+    w_batch = batch if shared_batch else ()
+    x_shape, w_shape = (*batch, m, k), (*w_batch, n, k)
+    axes = [*range(len(w_batch)), len(w_batch) + 1, len(w_batch)]
+    bb = relax.BlockBuilder()
+    x = relax.Var("x", relax.TensorStructInfo(x_shape, "float32"))
+    w = relax.Var("w", relax.TensorStructInfo(w_shape, "float32"))
+    with bb.function("main", [x, w]):
+        with bb.dataflow():
+            lv = bb.emit(relax.op.permute_dims(w, axes))
+            gv = bb.emit_output(relax.op.matmul(x, lv))
+        bb.emit_func_output(gv)
+    ex = relax.build(bb.get(), "lnumpy", relax_pipeline=relax.get_default_pipeline("lnumpy"))
+    assert not any(name.startswith("transpose") for name in ex.kernels)
+    rng = np.random.default_rng(m + 7 * n + 13 * k)
+    xv = rng.standard_normal(x_shape).astype("float32")
+    wv = rng.standard_normal(w_shape).astype("float32")
+    got = relax.VirtualMachine(ex, mlckit.cpu())["main"](xv, wv).numpy()
+    np.testing.assert_allclose(got, xv @ np.swapaxes(wv, -1, -2), rtol=1e-4, atol=1e-4)
