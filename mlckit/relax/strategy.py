@@ -211,9 +211,9 @@ def unregister(op_name: str, name: str) -> None:
     raise TVMKeyError(f"strategy: {op_name} has no implementation {name!r} (it has: {known})")
 
 
-def implementations(op_name: str, form: str | None = None) -> list[Implementation]:
-    """The implementations of ``op_name`` (of one ``form`` when given), highest level first
-    (ties: first registered)."""
+def implementations(op_name: str, form: str | None = "") -> list[Implementation]:
+    """The implementations of ``op_name`` of ``form`` (default: the plain form ``LegalizeOps``
+    uses; None: every form), highest level first (ties: first registered)."""
     impls = [i for i in _TABLE.get(op_name, []) if form is None or i.form == form]
     return sorted(impls, key=lambda i: -i.level)  # sorted() is stable: ties keep their order
 

@@ -129,3 +129,11 @@ def test_a_library_function_may_take_the_vms_arrays():
         assert get_global_func("mlckit.lib.not_exp_raw")._mlckit_vm_builtin
     finally:
         strategy.unregister("relax.exp", "not_exp_raw")
+
+
+def test_implementations_lists_the_plain_form_unless_asked_for_every_form():
+    names = [i.name for i in strategy.implementations("relax.matmul", form=None)]
+    assert {"matmul", "matmul.tiled", "matmul.generic", "matmul_nt", "matmul_nt.j_inner",
+            "matmul_nt.generic"} == set(names)
+    assert [i.name for i in strategy.implementations("relax.matmul")] == [
+        "matmul", "matmul.tiled", "matmul.generic"]
