@@ -108,11 +108,14 @@ class Signature:
         """Check ``args``; return the NumPy arrays / scalars to call with and the values of the
         symbolic variables (Var -> int).  Raises :class:`ArgumentError` naming the problem.
 
-        Checked once per signature: when every argument is a NumPy array with the shapes and
-        dtypes of the last call that passed, the same verdict is given without re-checking."""
+        Checked once per signature: when every argument is a NumPy array with the shapes,
+        dtypes and writability of the last call that passed, the same verdict is given without
+        re-checking."""
         key = None
         if self._cacheable:
-            key = tuple([(a.shape, a.dtype) for a in args if type(a) is np.ndarray])
+            # writability is part of the key: a verdict may depend on it (an output buffer)
+            key = tuple([(a.shape, a.dtype, a.flags.writeable) for a in args
+                         if type(a) is np.ndarray])
             accepted = self._accepted
             if accepted is not None and key == accepted[0] and len(key) == len(self.params):
                 return list(args), accepted[1]
