@@ -318,6 +318,17 @@ class VirtualMachine:
 
     get_function = __getitem__
 
+    def python_source(self, func_name: str = "main") -> str | None:
+        """The Python function the VM runs for ``func_name`` (one line per instruction), or
+        None when the function has jumps and is interpreted (mlckit only).
+
+        Example::
+
+            print(vm.python_source("main"))   # def main(r0, r1, …): … return r13
+        """
+        compiled = self._compiled.get(self._entry(func_name))
+        return compiled.source if compiled is not None else None
+
     @property
     def module(self):
         """The VM as a runtime module (TVM's ``vm.module``): ``vm.module["main"]`` and

@@ -39,7 +39,7 @@ def test_the_source_has_one_line_per_instruction_and_inline_checks():
         return x
 
     vm = relax.VirtualMachine(relax.build(main), mlckit.cpu())
-    source = vm._compiled[vm.exec.func_map["main"]].source
+    source = vm.python_source("main")
     assert "def main(r0):" in source
     assert "if type(r0) is not ndarray or r0.ndim != 2 or r0.dtype != k0:" in source
     assert "if type(r0) is not ndarray or r0.shape != (2, 3):" in source
@@ -73,7 +73,7 @@ def test_a_function_with_branches_runs_in_the_interpreter():
         return z
 
     vm = relax.VirtualMachine(relax.build(main), mlckit.cpu())
-    assert vm.exec.func_map["main"] not in vm._compiled
+    assert vm.python_source("main") is None
     x, y = np.zeros(2, "float32"), np.ones(2, "float32")
     np.testing.assert_array_equal(vm["main"](np.array(False), x, y).numpy(), y)
 
