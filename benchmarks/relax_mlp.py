@@ -17,7 +17,7 @@ each), so that a busy machine slows both alike.  The strategy's choices are prin
 
 Usage::
 
-    python benchmarks/relax_mlp.py [--target llvm] [--repeat 7] [--number 200]
+    python benchmarks/relax_mlp.py [--target llvm] [--repeat 15] [--number 100]
 """
 
 from __future__ import annotations
@@ -104,8 +104,8 @@ def compile_mlp(batch: int, target: str, pipeline: str):
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--target", default="llvm")
-    parser.add_argument("--repeat", type=int, default=7)
-    parser.add_argument("--number", type=int, default=200)
+    parser.add_argument("--repeat", type=int, default=15)
+    parser.add_argument("--number", type=int, default=100)
     parser.add_argument("--pipelines", default=",".join(PIPELINES))
     args = parser.parse_args()
 
