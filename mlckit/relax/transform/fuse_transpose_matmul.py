@@ -15,9 +15,9 @@ see ``mlckit.relax.strategy``; the choice is logged on ``mlckit.strategy``):
 - ``matmul_nt`` (CPU targets, large static problems): ``R.call_dps_packed(
   "mlckit.lib.matmul_nt", (x, w0), ...)``, NumPy's BLAS reading a transposed view.
 
-The ``permute_dims`` binding goes when nothing else uses it.  Left alone: a transpose of a
-constant (``FoldConstant`` transposes it once, at compile time, and the plain ``matmul``
-kernels read that layout best), other permutations, unknown ranks.
+The ``permute_dims`` binding goes when nothing else uses it.  A constant weight (bound by
+``BindParams``) is read in place too: no transpose at all, neither at run time nor folded at
+compile time.  Left alone: other permutations, unknown ranks.
 
 Example::
 
@@ -32,7 +32,7 @@ from mlckit.ir.op import Op
 from mlckit.ir.transform import ModulePass, PassContext, PassInfo
 
 from .. import strategy
-from ..expr import Call, Constant, Expr, Function, Var, VarBinding
+from ..expr import Call, Expr, Function, Var, VarBinding
 from ..expr_functor import ExprMutator, PyExprVisitor
 from .legalize_ops import _Legalizer, know_all_shape_values
 
@@ -72,8 +72,7 @@ class _Fuser(_Legalizer):
 
     def visit_var_binding_(self, binding: VarBinding) -> None:
         value = binding.value
-        if (isinstance(value, Call) and value.op is self.permute
-                and not isinstance(value.args[0], Constant) and _swaps_last_two(value)):
+        if isinstance(value, Call) and value.op is self.permute and _swaps_last_two(value):
             self.transposes[id(binding.var)] = value.args[0]
         super().visit_var_binding_(binding)
 
