@@ -32,6 +32,7 @@ from .expand_tuple_arguments import ExpandTupleArguments
 from .fold_constant import FoldConstant
 from .fuse_ops import FuseOps
 from .fuse_tir import FuseTIR
+from .fuse_transpose_matmul import FuseTransposeMatmul
 from .lambda_lift import LambdaLift
 from .legalize_ops import LegalizeOps
 from .lower_alloc_tensor import LowerAllocTensor
@@ -44,6 +45,6 @@ from .vm_shape_lower import VMShapeLower
 __all__ = ["AnnotateTIROpPattern", "BindParams", "BindSymbolicVars", "CallTIRRewrite",
            "CanonicalizeBindings", "ConvertToDataflow", "DeadCodeElimination",
            "DecomposeOpsForInference", "ExpandTupleArguments", "FoldConstant", "FunctionPass",
-           "FuseOps", "FuseTIR", "LambdaLift", "LegalizeOps", "LowerAllocTensor", "Normalize",
+           "FuseOps", "FuseTIR", "FuseTransposeMatmul", "LambdaLift", "LegalizeOps", "LowerAllocTensor", "Normalize",
            "RemoveUnusedParameters", "StaticPlanBlockMemory", "ToNonDataflow", "VMShapeLower",
            "function_pass"]
