@@ -39,45 +39,11 @@ Semantics chosen (documented for learners):
 
 from __future__ import annotations
 
-import keyword
-import math
-import re
 from dataclasses import dataclass, field
 
-from mlckit.error import TVMNotImplementedError, TVMTypeError
-from mlckit.tir import dtype as dt
+from mlckit.error import TVMTypeError
 from mlckit.tir.buffer import Buffer
-from mlckit.tir.expr import (
-    EQ,
-    GE,
-    GT,
-    LE,
-    LT,
-    NE,
-    Add,
-    And,
-    BufferLoad,
-    Call,
-    Cast,
-    Div,
-    FloatImm,
-    FloorDiv,
-    FloorMod,
-    IntImm,
-    IterVarType,
-    Let,
-    Max,
-    Min,
-    Mod,
-    Mul,
-    Not,
-    Or,
-    PrimExpr,
-    Select,
-    StringImm,
-    Sub,
-    Var,
-)
+from mlckit.tir.expr import FloatImm, IntImm, IterVarType, PrimExpr, StringImm, Var
 from mlckit.tir.function import PrimFunc
 from mlckit.tir.stmt import (
     Allocate,
@@ -96,31 +62,27 @@ from mlckit.tir.stmt import (
     While,
 )
 
-__all__ = ["CodegenError", "Flavour", "GeneratedSource", "generate", "func_name"]
+# the generator's parts, one concern each; their public names stay importable from here
+from .codegen_common import (  # noqa: F401 - re-exported
+    HELPER_DEPS,
+    HELPERS,
+    LNUMPY,
+    NUMBA,
+    P_NOT,
+    RESERVED,
+    CodegenError,
+    Flavour,
+    _sanitize,
+    float_literal,
+    func_name,
+    np_dtype_text,
+    np_scalar,
+)
+from .codegen_expr import ExprWriter
+from .codegen_lanes import VectorLanes
+from .codegen_local import LocalScalars, _NotScalar
 
-
-class CodegenError(TVMNotImplementedError):
-    """The PrimFunc uses a construct this backend cannot turn into Python."""
-
-
-@dataclass(frozen=True)
-class Flavour:
-    """How a backend wants its Python written."""
-
-    name: str
-    typed_float_consts: bool = False  # always np.float32(c) (numba) vs. only where needed
-    prange: bool = False  # parallel loops -> prange
-    unroll_limit: int = 0  # unrolled loops with a constant extent up to this are repeated
-    hoist_alloc: bool = False  # np.empty moved out of (non-parallel) loops where legal
-    njit_helpers: bool = False  # helper functions decorated with @njit(cache=True)
-    # "local" buffers of at most this many elements, every access of which has constant
-    # indices once unrolled loops are repeated, become scalar variables (C_local_0_3)
-    scalarize_limit: int = 0
-
-
-LNUMPY = Flavour("lnumpy")
-NUMBA = Flavour("numba", typed_float_consts=True, prange=True, unroll_limit=64,
-                hoist_alloc=True, njit_helpers=True, scalarize_limit=64)
+__all__ = ["CodegenError", "Flavour", "GeneratedSource", "LNUMPY", "NUMBA", "generate", "func_name"]
 
 
 class GeneratedSource(str):
@@ -146,79 +108,6 @@ class GeneratedSource(str):
     def line(self, lineno: int) -> str:
         lines = self.splitlines()
         return lines[lineno - 1] if 0 < lineno <= len(lines) else ""
-
-
-# -- helpers emitted into the generated source when used ----------------------------------
-HELPERS = {
-    "truncdiv": (
-        "def truncdiv(a, b):\n"
-        '    """Integer division rounding toward zero (TIR\'s Div on integers)."""\n'
-        "    q = abs(a) // abs(b)\n"
-        "    return q if (a >= 0) == (b >= 0) else -q\n"
-    ),
-    "truncmod": (
-        "def truncmod(a, b):\n"
-        '    """Remainder with the sign of a (TIR\'s Mod on integers)."""\n'
-        "    return a - truncdiv(a, b) * b\n"
-    ),
-}
-HELPER_DEPS = {"truncmod": ("truncdiv",)}
-
-RESERVED = set(keyword.kwlist) | {
-    "np", "math", "prange", "njit", "range", "min", "max", "abs", "int", "float", "bool",
-    "len", "print", "None", "True", "False", "truncdiv", "truncmod", "AssertionError",
-}
-
-# Python operator precedence (higher binds tighter).
-P_COND, P_OR, P_AND, P_NOT, P_CMP, P_ADD, P_MUL, P_UNARY, P_ATOM = 0, 1, 2, 3, 4, 6, 7, 8, 10
-
-_BINOPS = {Add: ("+", P_ADD), Sub: ("-", P_ADD), Mul: ("*", P_MUL)}
-_CMPOPS = {EQ: "==", NE: "!=", LT: "<", LE: "<=", GT: ">", GE: ">="}
-
-# Unary intrinsics that are a NumPy ufunc of the same or another name.
-_NP_UNARY = {
-    "exp": "np.exp", "exp2": "np.exp2", "log": "np.log", "log2": "np.log2",
-    "log10": "np.log10", "log1p": "np.log1p", "sqrt": "np.sqrt", "tanh": "np.tanh",
-    "fabs": "np.abs", "floor": "np.floor", "ceil": "np.ceil", "trunc": "np.trunc",
-    "round": "np.rint", "nearbyint": "np.rint", "sin": "np.sin", "cos": "np.cos",
-    "tan": "np.tan", "asin": "np.arcsin", "acos": "np.arccos", "atan": "np.arctan",
-    "sinh": "np.sinh", "cosh": "np.cosh", "isnan": "np.isnan", "isinf": "np.isinf",
-    "isfinite": "np.isfinite",
-}
-_NP_BINARY = {
-    "pow": "np.power", "atan2": "np.arctan2", "fmod": "np.fmod", "hypot": "np.hypot",
-    "copysign": "np.copysign", "nextafter": "np.nextafter",
-}
-
-
-def func_name(func: PrimFunc, default: str = "main") -> str:
-    """The Python name of a PrimFunc: its ``global_symbol``, else ``default``."""
-    name = func.attrs.get("global_symbol") if func.attrs else None
-    return _sanitize(str(name or default))
-
-
-def _sanitize(name: str) -> str:
-    name = re.sub(r"\W", "_", name) or "v"
-    if name[0].isdigit():
-        name = "_" + name
-    return name
-
-
-def np_dtype_text(dtype: str) -> str:
-    return '"bool"' if dtype == "bool" else f'"{dtype}"'
-
-
-def np_scalar(dtype: str) -> str:
-    return "np.bool_" if dtype == "bool" else f"np.{dtype}"
-
-
-def float_literal(value: float) -> str:
-    if math.isnan(value):
-        return "np.nan"
-    if math.isinf(value):
-        return "np.inf" if value > 0 else "-np.inf"
-    return repr(float(value))
-
 
 @dataclass
 class _Line:
@@ -256,15 +145,8 @@ def _binds_copy_of(stmt, var_ids: set) -> bool:
     return found
 
 
-class _NotScalar(Exception):
-    """A buffer chosen to become scalars has an access whose index is not a constant."""
 
-    def __init__(self, key: int):
-        super().__init__(key)
-        self.key = key
-
-
-class _Generator:
+class _Generator(ExprWriter, LocalScalars, VectorLanes):
     def __init__(self, func: PrimFunc, name: str, flavour: Flavour, not_scalar: frozenset = frozenset()):
         self.func = func
         # a PrimFunc named like a builtin the generated code calls (Relax names the PrimFunc
@@ -436,6 +318,9 @@ class _Generator:
             self.stmt(x)
 
     def stmt_BufferStore(self, s: BufferStore):
+        if self.lane is not None:
+            self.lane_store(s)
+            return
         target = self.buffer_access(s.buffer, s.indices)
         # a scalar variable must keep its type: constants stored to it are typed
         value = self.expr_text(s.value, store=id(s.buffer) not in self.scalars)
@@ -491,6 +376,9 @@ class _Generator:
     def stmt_For(self, s: For):
         kind = s.kind
         extent = s.extent
+        if kind == ForKind.VECTORIZED and self.lanes_ok(s):
+            self.lanes(s)
+            return
         if (
             kind == ForKind.UNROLLED
             and self.flavour.unroll_limit
@@ -574,6 +462,9 @@ class _Generator:
             self.emit(f'# block "{block.name_hint}"', s)
         n_iters = len(self.ctx_iters)
         for iv, value in zip(block.iter_vars, s.iter_values):
+            if self.lane_step(value):  # moves with the lane of a vectorized loop
+                self.lane_iter(iv.var, value, s)
+                continue
             text = self.expr_text(value)
             name = self.bind(iv.var, iv.var.name_hint, "int64")
             self.ctx_iters.append(name)
@@ -658,203 +549,6 @@ class _Generator:
         self.emit(f"{line}  # hoisted out of the loop over {self.names[id(loop.var)]}",
                   stmt, indent=loop.indent, into=pre)
 
-    def scalarizable(self, buf: Buffer) -> bool:
-        limit = self.flavour.scalarize_limit
-        if not limit or id(buf) in self.not_scalar or not buf.scope.startswith("local"):
-            return False
-        if not buf.shape or not all(isinstance(d, IntImm) for d in buf.shape):
-            return False
-        return math.prod(d.value for d in buf.shape) <= limit
-
-    def alloc_scalars(self, buf: Buffer, stmt: Stmt):
-        """A small "local" buffer as one Python variable per element, so that LLVM keeps
-        it in registers (a Numba array lives in memory)."""
-        shape = [d.value for d in buf.shape]
-        names = {}
-        for index in _product(shape):
-            obj = Var(f"{buf.name}_{'_'.join(map(str, index))}", buf.dtype)
-            names[index] = self.bind(obj, obj.name_hint, buf.dtype, scoped=False)
-        self.scalars[id(buf)] = (buf, names, len(self.loops))
-        dims = ", ".join(map(str, shape))
-        self.emit(f"# {buf.name}: ({dims}) \"local\" buffer kept in scalar variables", stmt)
-        zero = f"{np_scalar(buf.dtype)}(0)" if buf.dtype != "bool" else "False"
-        row = shape[-1]
-        flat = list(names.values())
-        for k in range(0, len(flat), row):
-            self.emit(" = ".join(flat[k:k + row]) + f" = {zero}", stmt)
-
-    def scalar_access(self, buf: Buffer, indices) -> str:
-        """The scalar variable for ``buf[indices]``; ``_NotScalar`` when the indices are not
-        constants here, or a parallel loop lies between the allocation and the access."""
-        _, names, depth = self.scalars[id(buf)]
-        if any(loop.kind == ForKind.PARALLEL for loop in self.loops[depth:]):
-            raise _NotScalar(id(buf))
-        index = tuple(self.const_int(i) for i in indices)
-        if index not in names:
-            raise _NotScalar(id(buf))
-        return names[index]
-
-    def const_int(self, e: PrimExpr):
-        """The value of the integer expression ``e`` in the current unrolled copy, or None."""
-        if isinstance(e, IntImm):
-            return e.value
-        if isinstance(e, Var):
-            return self.consts.get(id(e))
-        if isinstance(e, (Add, Sub, Mul, FloorDiv, FloorMod)):
-            a, b = self.const_int(e.a), self.const_int(e.b)
-            if a is None or b is None:
-                return None
-            if isinstance(e, Add):
-                return a + b
-            if isinstance(e, Sub):
-                return a - b
-            if isinstance(e, Mul):
-                return a * b
-            if b == 0:
-                return None
-            return a // b if isinstance(e, FloorDiv) else a % b
-        return None
-
-    # -- expressions -------------------------------------------------------------------------
-    def buffer_access(self, buf: Buffer, indices) -> str:
-        if id(buf) in self.scalars:
-            return self.scalar_access(buf, indices)
-        name = self.name_of(buf)
-        if not indices:
-            return f"{name}[()]"
-        return f"{name}[{', '.join(self.expr(i, 0) for i in indices)}]"
-
-    def expr_text(self, e: PrimExpr, store: bool = False) -> str:
-        return self.expr(e, 0, weak="store" if store else None)
-
-    def expr(self, e: PrimExpr, min_prec: int, weak=None) -> str:
-        text, prec = self.expr_prec(e, weak)
-        return f"({text})" if prec < min_prec else text
-
-    def fconst(self, value: float, dtype: str, weak) -> tuple[str, int]:
-        """A float constant: a bare literal where it cannot change the computation's dtype
-        (stored directly, or in lnumpy beside a non-constant NumPy scalar), else typed."""
-        lit = float_literal(value)
-        bare = dtype == "float64" or weak == "store" or (
-            weak == "sibling" and not self.flavour.typed_float_consts
-        )
-        if bare:
-            return lit, (P_UNARY if lit.startswith("-") else P_ATOM)
-        return f"{np_scalar(dtype)}({lit})", P_ATOM
-
-    def expr_prec(self, e, weak=None) -> tuple[str, int]:  # noqa: C901 - one dispatch
-        if isinstance(e, IntImm):
-            if e.dtype == "bool":
-                return ("True" if e.value else "False"), P_ATOM
-            if e.dtype in ("int32", "int64") or weak:
-                return str(e.value), (P_UNARY if e.value < 0 else P_ATOM)
-            return f"{np_scalar(e.dtype)}({e.value})", P_ATOM
-        if isinstance(e, FloatImm):
-            return self.fconst(e.value, e.dtype, weak)
-        if isinstance(e, StringImm):
-            return repr(e.value), P_ATOM
-        if isinstance(e, Var):
-            return self.name_of(e), P_ATOM
-        if isinstance(e, BufferLoad):
-            return self.buffer_access(e.buffer, e.indices), P_ATOM
-        cls = type(e)
-        if cls in _BINOPS:
-            op, prec = _BINOPS[cls]
-            wa, wb = _weak_pair(e.a, e.b)
-            return f"{self.expr(e.a, prec, wa)} {op} {self.expr(e.b, prec + 1, wb)}", prec
-        if cls in (Div, FloorDiv, Mod, FloorMod):
-            wa, wb = _weak_pair(e.a, e.b)
-            is_int = not dt.is_float(e.dtype)
-            if cls is Div:
-                if is_int:
-                    self.helpers.add("truncdiv")
-                    return f"truncdiv({self.expr(e.a, 0)}, {self.expr(e.b, 0)})", P_ATOM
-                return f"{self.expr(e.a, P_MUL, wa)} / {self.expr(e.b, P_MUL + 1, wb)}", P_MUL
-            if cls is Mod:
-                if is_int:
-                    self.helpers.add("truncmod")
-                    return f"truncmod({self.expr(e.a, 0)}, {self.expr(e.b, 0)})", P_ATOM
-                return f"np.fmod({self.expr(e.a, 0)}, {self.expr(e.b, 0)})", P_ATOM
-            op = "//" if cls is FloorDiv else "%"
-            return f"{self.expr(e.a, P_MUL, wa)} {op} {self.expr(e.b, P_MUL + 1, wb)}", P_MUL
-        if cls in (Min, Max):
-            wa, wb = _weak_pair(e.a, e.b)
-            fn = "min" if cls is Min else "max"
-            return f"{fn}({self.expr(e.a, 0, wa)}, {self.expr(e.b, 0, wb)})", P_ATOM
-        if cls in _CMPOPS:
-            wa, wb = _weak_pair(e.a, e.b)
-            return (f"{self.expr(e.a, P_CMP + 1, wa)} {_CMPOPS[cls]} {self.expr(e.b, P_CMP + 1, wb)}",
-                    P_CMP)
-        if cls is And:
-            return f"{self.expr(e.a, P_AND)} and {self.expr(e.b, P_AND + 1)}", P_AND
-        if cls is Or:
-            return f"{self.expr(e.a, P_OR)} or {self.expr(e.b, P_OR + 1)}", P_OR
-        if cls is Not:
-            return f"not {self.expr(e.a, P_NOT)}", P_NOT
-        if cls is Select:
-            return self.select(e.condition, e.true_value, e.false_value, weak)
-        if cls is Cast:
-            return self.cast(e)
-        if cls is Let:
-            value = self.expr_text(e.value)
-            name = self.bind(e.var, e.var.name_hint, e.var.dtype)
-            self.pending.append(f"{name} = {value}")
-            return self.expr_prec(e.body, weak)
-        if cls is Call:
-            return self.call(e, weak)
-        raise CodegenError(f"{self.name}: TIR expression {cls.__name__} is not supported")
-
-    def select(self, cond, t, f, weak) -> tuple[str, int]:
-        return (f"({self.expr(t, P_COND + 1, weak)} if {self.expr(cond, P_COND + 1)} "
-                f"else {self.expr(f, P_COND, weak)})", P_ATOM)
-
-    def cast(self, e: Cast) -> tuple[str, int]:
-        if e.value.dtype == e.dtype:
-            return self.expr_prec(e.value)
-        if (
-            e.dtype in ("int32", "int64")
-            and e.value.dtype in ("int32", "int64")
-            and not _has_load(e.value)
-        ):
-            # index arithmetic on loop variables: Python / Numba integers are wide enough
-            return self.expr_prec(e.value)
-        return f"{np_scalar(e.dtype)}({self.expr(e.value, 0)})", P_ATOM
-
-    def call(self, e: Call, weak) -> tuple[str, int]:
-        op = getattr(e.op, "name", str(e.op))
-        short = op[4:] if op.startswith("tir.") else op
-        args = e.args
-        if short == "if_then_else":
-            return self.select(args[0], args[1], args[2], weak)
-        if short in _NP_UNARY:
-            return f"{_NP_UNARY[short]}({self.expr(args[0], 0)})", P_ATOM
-        if short in _NP_BINARY:
-            return f"{_NP_BINARY[short]}({self.expr(args[0], 0)}, {self.expr(args[1], 0)})", P_ATOM
-        one = self.fconst(1.0, e.dtype, False)[0] if dt.is_float(e.dtype) else "1"
-        if short == "rsqrt":
-            return f"{one} / np.sqrt({self.expr(args[0], 0)})", P_MUL
-        if short == "sigmoid":
-            return f"{one} / ({one} + np.exp(-{self.expr(args[0], P_UNARY)}))", P_MUL
-        if short == "exp10":
-            ten = self.fconst(10.0, e.dtype, False)[0]
-            return f"np.power({ten}, {self.expr(args[0], 0)})", P_ATOM
-        if short == "erf":
-            self.uses_math = True
-            inner = f"math.erf({self.expr(args[0], 0)})"
-            if e.dtype != "float64":
-                return f"{np_scalar(e.dtype)}({inner})", P_ATOM
-            return inner, P_ATOM
-        raise CodegenError(
-            f"{self.name}: the intrinsic {op!r} is not supported by the {self.flavour.name} backend"
-        )
-
-
-def _weak_pair(a, b) -> tuple:
-    """A constant operand may be a bare literal when the other operand is not constant."""
-    ca = isinstance(a, (IntImm, FloatImm))
-    cb = isinstance(b, (IntImm, FloatImm))
-    return ("sibling" if ca and not cb else None), ("sibling" if cb and not ca else None)
-
 
 def _vars_in(exprs) -> set[int]:
     found: set[int] = set()
@@ -876,17 +570,6 @@ def _vars_in(exprs) -> set[int]:
     return found
 
 
-def _has_load(e) -> bool:
-    if isinstance(e, BufferLoad):
-        return True
-    if isinstance(e, PrimExpr):
-        for name in e.field_names():
-            v = getattr(e, name)
-            if isinstance(v, PrimExpr) and _has_load(v):
-                return True
-            if isinstance(v, list) and any(_has_load(x) for x in v):
-                return True
-    return False
 
 
 def generate(func: PrimFunc, flavour: Flavour = LNUMPY, name: str | None = None) -> GeneratedSource:
@@ -907,11 +590,3 @@ def generate(func: PrimFunc, flavour: Flavour = LNUMPY, name: str | None = None)
             not_scalar = not_scalar | {err.key}
 
 
-def _product(shape):
-    """Every index tuple of ``shape``, in row-major order."""
-    if not shape:
-        yield ()
-        return
-    for k in range(shape[0]):
-        for rest in _product(shape[1:]):
-            yield (k, *rest)

@@ -90,6 +90,11 @@ class Signature:
         for p in func.params:
             buf = func.buffer_map.get(p)
             self.params.append((buf.name if buf is not None else p.name_hint, buf, p))
+        self.written = written_params(func)  # the arrays the kernel writes must be writable
+        # the last accepted (shapes, dtypes) of all-array calls, and the symbolic values they
+        # gave: a call with the same arrays' shapes and dtypes passes without a second check
+        self._cacheable = all(buf is not None for _, buf, _ in self.params)
+        self._accepted: tuple | None = None
 
     def describe(self) -> str:
         parts = []
@@ -102,7 +107,25 @@ class Signature:
 
     def check(self, args) -> tuple[list, dict]:
         """Check ``args``; return the NumPy arrays / scalars to call with and the values of the
-        symbolic variables (Var -> int).  Raises :class:`ArgumentError` naming the problem."""
+        symbolic variables (Var -> int).  Raises :class:`ArgumentError` naming the problem.
+
+        Checked once per signature: when every argument is a NumPy array with the shapes,
+        dtypes and writability of the last call that passed, the same verdict is given without
+        re-checking."""
+        key = None
+        if self._cacheable:
+            # writability is part of the key: a verdict may depend on it (an output buffer)
+            key = tuple([(a.shape, a.dtype, a.flags.writeable) for a in args
+                         if type(a) is np.ndarray])
+            accepted = self._accepted
+            if accepted is not None and key == accepted[0] and len(key) == len(self.params):
+                return list(args), accepted[1]
+        values, env = self._check(args)
+        if key is not None and len(key) == len(self.params):
+            self._accepted = (key, env)
+        return values, env
+
+    def _check(self, args) -> tuple[list, dict]:
         n = len(self.params)
         if len(args) != n:
             names = ", ".join(p[0] for p in self.params)
@@ -143,6 +166,11 @@ class Signature:
                     f"{where} must have dtype {buf.dtype}, got {arr.dtype} "
                     f"(convert it with .astype('{buf.dtype}'))"
                 )
+            if k in self.written and not arr.flags.writeable:
+                raise ArgumentError(
+                    f"{where} is read-only, but {self.name} writes its result into {pname}: "
+                    f"pass a writable array (for example {pname}.copy(), or np.empty(...))"
+                )
             for axis, dim in enumerate(buf.shape):
                 if isinstance(dim, Var) and dim not in env:
                     env[dim] = int(arr.shape[axis])
@@ -180,8 +208,50 @@ class Signature:
             if isinstance(value, (bool, np.bool_, int, np.integer)):
                 return bool(value)
         elif isinstance(value, (int, np.integer)) and not isinstance(value, bool):
+            info = np.iinfo(dt.to_numpy(var.dtype))
+            if not info.min <= int(value) <= info.max:
+                raise ArgumentError(f"{where} is {int(value)}, which does not fit in "
+                                    f"{var.dtype} ([{info.min}, {info.max}])")
             return int(value)
         raise ArgumentError(f"{where} must be a {var.dtype} scalar, got {type(value).__name__}")
+
+
+def written_params(func: PrimFunc) -> set[int]:
+    """Positions of the parameters whose buffers the body stores into (also through a
+    ``T.match_buffer`` view of them)."""
+    from mlckit.ir.node import Node
+    from mlckit.tir.buffer import MatchBufferRegion
+    from mlckit.tir.stmt import BufferStore
+
+    stored: list = []
+    views: list = []  # (view buffer, source buffer)
+
+    def walk(x):
+        if isinstance(x, BufferStore):
+            stored.append(x.buffer)
+        elif isinstance(x, MatchBufferRegion):
+            views.append((x.buffer, x.source.buffer))
+        if isinstance(x, Node):
+            for name in type(x).field_names():
+                walk(getattr(x, name))
+        elif isinstance(x, (list, tuple)):
+            for y in x:
+                walk(y)
+
+    walk(func.body)
+
+    def same(a, b) -> bool:
+        return a is b or (a.data is not None and a.data is b.data)
+
+    changed = True
+    while changed:  # a store into a view writes its source
+        changed = False
+        for view, source in views:
+            if any(same(view, b) for b in stored) and not any(same(source, b) for b in stored):
+                stored.append(source)
+                changed = True
+    return {k for k, p in enumerate(func.params)
+            if (buf := func.buffer_map.get(p)) is not None and any(same(buf, b) for b in stored)}
 
 
 def _np_scalar(dtype: str, value):

@@ -46,8 +46,8 @@ class DiagnosticError(TVMError):
         text = linecache.getline(self.span.source_name, self.span.line)
         return text.rstrip("\n") if text else None
 
-    def render(self) -> str:
-        out = [f"error: {self.message}"]
+    def render(self, level: str = "error") -> str:
+        out = [f"{level}: {self.message}"]
         if self.span is None:
             return out[0]
         out.append(f" --> {self.span}")
@@ -65,3 +65,19 @@ class DiagnosticError(TVMError):
     def _render_traceback_(self):
         # IPython calls this instead of printing the parser's internal traceback.
         return [self.render()]
+
+
+class DiagnosticWarning(UserWarning):
+    """A located warning about a script (TVM warns, the program is still built).
+
+    ``str(w)`` reads like a :class:`DiagnosticError`, starting with ``warning:``.
+    """
+
+    def __init__(self, message: str, span: Span | None = None, source: str | None = None):
+        self.message = message
+        self.span = span
+        self.source = source
+        text = DiagnosticError.render(self, level="warning")  # type: ignore[arg-type]
+        super().__init__(text)
+
+    source_line = DiagnosticError.source_line

@@ -69,6 +69,8 @@ def build(mod, target="llvm", params: dict | None = None, relax_pipeline="defaul
         mod = IRModule({"main": mod.with_attr("global_symbol", "main")})  # as IRModule.from_expr
     if not isinstance(mod, IRModule):
         raise TVMTypeError(f"relax.build expects an IRModule, got {type(mod).__name__}")
+    if (pipeline if pipeline is not None else relax_pipeline) is not None:
+        _check_well_formed(mod)  # a lowered module (no pipeline) has VM builtins TVM allows
     if params:
         from .transform import BindParams
 
@@ -102,6 +104,14 @@ def build(mod, target="llvm", params: dict | None = None, relax_pipeline="defaul
     ex.mod = lowered
     ex.target = target
     return ex
+
+
+def _check_well_formed(mod: IRModule) -> None:
+    """A module built with the BlockBuilder or changed by passes is checked as a parsed one
+    is, so that an ill-formed program fails here, located, rather than in the VM."""
+    from .analysis.well_formed import check_well_formed
+
+    check_well_formed(mod)
 
 
 def _run_relax_pipeline(mod: IRModule, relax_pipeline, target) -> IRModule:

@@ -1,4 +1,5 @@
-"""Differential tests: random element-wise, broadcast and reduction PrimFuncs give the same
+"""Differential tests: random element-wise, broadcast and reduction PrimFuncs, and random
+schedules of a matmul (vectorized lanes, unrolling, prange, local tiles), give the same
 result through lnumpy, numba_cpu and NumPy (exact for int32, rtol 1e-5 for floats)."""
 
 from __future__ import annotations
@@ -72,3 +73,78 @@ def test_broadcast_kernels_agree_with_numpy(case, sizes, seed):
 @given(case=reduction_cases(), sizes=sizes_st, seed=st.integers(0, 2**16))
 def test_reduction_kernels_agree_with_numpy(case, sizes, seed):
     _check(case, sizes, seed)
+
+
+MATMUL = '''
+@T.prim_func
+def matmul(A: T.Buffer(({m}, {k}), "float32"), B: T.Buffer(({k}, {n}), "float32"),
+           C: T.Buffer(({m}, {n}), "float32")):
+    T.func_attr({{"global_symbol": "matmul", "tir.noalias": True}})
+    for i, j, k in T.grid({m}, {n}, {k}):
+        with T.block("C"):
+            vi, vj, vk = T.axis.remap("SSR", [i, j, k])
+            with T.init():
+                C[vi, vj] = T.float32(0)
+            C[vi, vj] = C[vi, vj] + A[vi, vk] * B[vk, vj]
+'''
+
+
+@st.composite
+def matmul_schedules(draw):
+    """The sizes of a matmul and the choices of a random tiling schedule of the kind students
+    write: split, reorder, vectorize / unroll / parallel, cache_write "local",
+    decompose_reduction (applied by ``_schedule``)."""
+    pick = st.sampled_from
+    return {
+        "sizes": tuple(draw(pick([4, 6, 8])) for _ in range(3)),
+        "ti": draw(pick([1, 2, 4])), "tj": draw(pick([2, 3, 4, 8])),  # 3: a T.where tail
+        "tk": draw(pick([1, 2, 4])), "local": draw(st.booleans()),
+        "vectorize_local": draw(st.booleans()),
+        "j1": draw(pick(["vectorize", "unroll", "serial"])), "unroll_k1": draw(st.booleans()),
+        "parallel": draw(st.booleans()), "decompose": draw(st.booleans()),
+    }
+
+
+def _schedule(choice):
+    from mlckit import tir
+
+    m, n, k = choice["sizes"]
+    sch = tir.Schedule(_func(MATMUL.format(m=m, n=n, k=k)))
+    block = sch.get_block("C")
+    i, j, kk = sch.get_loops(block)
+    i0, i1 = sch.split(i, [None, choice["ti"]])
+    j0, j1 = sch.split(j, [None, choice["tj"]])
+    k0, k1 = sch.split(kk, [None, choice["tk"]])
+    sch.reorder(i0, j0, k0, i1, k1, j1)
+    if choice["local"]:
+        c_local = sch.cache_write(block, 0, "local")
+        sch.reverse_compute_at(c_local, j0)
+        if choice["vectorize_local"]:
+            sch.vectorize(sch.get_loops(c_local)[-1])
+    if choice["j1"] != "serial":
+        getattr(sch, choice["j1"])(j1)
+    if choice["unroll_k1"]:
+        sch.unroll(k1)
+    if choice["parallel"]:
+        sch.parallel(i0)
+    if choice["decompose"]:
+        sch.decompose_reduction(block, k0)
+    return sch.mod["main"]
+
+
+@_settings(40)
+@given(choice=matmul_schedules(), seed=st.integers(0, 2**16))
+def test_scheduled_matmuls_agree_with_numpy(choice, seed):
+    m, n, k = choice["sizes"]
+    func = _schedule(choice)
+    rng = np.random.default_rng(seed)
+    a = rng.uniform(-1, 1, (m, k)).astype("float32")
+    b = rng.uniform(-1, 1, (k, n)).astype("float32")
+    results = []
+    for backend in (lnumpy, numba_cpu):
+        c = np.full((m, n), 99, "float32")
+        backend.build(func)(a, b, c)
+        np.testing.assert_allclose(c, a @ b, rtol=1e-5, atol=1e-5,
+                                   err_msg=f"{backend.__name__}\n{func.script()}")
+        results.append(c)
+    np.testing.assert_allclose(results[0], results[1], rtol=1e-5, atol=1e-6)

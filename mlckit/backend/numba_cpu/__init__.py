@@ -25,6 +25,7 @@ Example::
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import importlib.util
 import os
@@ -41,6 +42,7 @@ from ..codegen import NUMBA, CodegenError, GeneratedSource, func_name, generate
 from ..signature import ArgumentError, Signature
 
 __all__ = ["ArgumentError", "CodegenError", "NumbaCompileError", "NumbaFunction", "build",
+           "slp_vectorizer",
            "cache_dir", "to_source"]
 
 
@@ -157,7 +159,8 @@ class NumbaFunction:
             else:
                 sig.append(_numba_dtype(types, var.dtype))
         try:
-            self.dispatcher.compile(tuple(sig))
+            with slp_vectorizer():
+                self.dispatcher.compile(tuple(sig))
         except NumbaError as err:
             raise NumbaCompileError(
                 f"Numba could not compile {self.name}:\n{err}\n\nThe generated source:\n"
@@ -174,6 +177,37 @@ class NumbaFunction:
 
     def __repr__(self):
         return f"<numba_cpu function {self.signature.describe()}>"
+
+
+@contextlib.contextmanager
+def slp_vectorizer():
+    """Numba's LLVM pipeline with the SLP vectorizer on, while mlckit compiles a kernel.
+
+    Numba switched it off by default in 2023 (numba#8852, miscompilations in the LLVM of
+    that time); without it the lanes of a ``T.vectorized`` loop stay scalar.  Scoped to
+    mlckit's own compilations (Numba reads the setting when it builds its pass pipeline);
+    an explicit ``NUMBA_SLP_VECTORIZE`` in the environment wins.
+
+    Example::
+
+        with slp_vectorizer():
+            dispatcher.compile(signature)
+    """
+    from numba.core import config
+
+    if "NUMBA_SLP_VECTORIZE" in os.environ:
+        yield
+        return
+    with _SLP_LOCK:
+        saved = config.SLP_VECTORIZE
+        config.SLP_VECTORIZE = 1
+        try:
+            yield
+        finally:
+            config.SLP_VECTORIZE = saved
+
+
+_SLP_LOCK = threading.RLock()
 
 
 def _numba_dtype(types, dtype: str):

@@ -9,7 +9,9 @@ that breaks a rule; ``well_formed(...)`` returns a bool.  Rules checked:
   an earlier ``R.match_cast``;
 - impure calls (``R.call_packed``, ``R.print``, ``R.assert_op``, impure functions) never
   appear in a dataflow block, nor in a function annotated pure;
-- calls to ``cls.f`` refer to functions of the module; ``R.call_tir`` calls a PrimFunc;
+- calls to ``cls.f`` refer to functions of the module; ``R.call_tir`` calls a PrimFunc
+  whose signature fits the call: argument count, input dtypes and shapes (symbolic dims
+  matched), and the out_sinfo its output buffers imply (``call_tir_signature.py``);
 - ``if`` is not used inside a dataflow block.
 
 Example::
@@ -51,6 +53,7 @@ from ..struct_info import (
     TensorStructInfo,
     TupleStructInfo,
 )
+from .call_tir_signature import call_tir_mismatch
 
 
 def free_relax_vars(expr: Any) -> list:
@@ -325,6 +328,9 @@ class _Checker:
                     self.fail(f"R.call_tir calls {callee.name_hint!r}, which is a "
                               f"{type(target).__name__}, not a PrimFunc (@T.prim_func); call a "
                               f"Relax function directly: cls.{callee.name_hint}(...)", span)
+                why = call_tir_mismatch(call, target, callee.name_hint)
+                if why is not None:
+                    self.fail(why, span)
 
     def impure_callee(self, call: Call) -> str | None:
         op = call.op

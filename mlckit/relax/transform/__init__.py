@@ -33,6 +33,7 @@ from .expand_tuple_arguments import ExpandTupleArguments
 from .fold_constant import FoldConstant
 from .fuse_ops import FuseOps
 from .fuse_tir import FuseTIR
+from .fuse_transpose_matmul import FuseTransposeMatmul
 from .lambda_lift import LambdaLift
 from .legalize_ops import LegalizeOps
 from .lower_alloc_tensor import LowerAllocTensor
@@ -46,7 +47,7 @@ from .vm_shape_lower import VMShapeLower
 __all__ = ["AnnotateTIROpPattern", "BindParams", "BindSymbolicVars", "CallTIRRewrite",
            "CanonicalizeBindings", "ConvertToDataflow", "DeadCodeElimination",
            "DecomposeOpsForInference", "ExpandTupleArguments", "FoldConstant", "FunctionPass",
-           "FuseOps", "FuseTIR", "LambdaLift", "LegalizeOps", "LowerAllocTensor", "MetaScheduleApplyDatabase",
-           "Normalize",
+           "FuseOps", "FuseTIR", "FuseTransposeMatmul", "LambdaLift", "LegalizeOps",
+           "LowerAllocTensor", "MetaScheduleApplyDatabase", "Normalize",
            "RemoveUnusedParameters", "StaticPlanBlockMemory", "ToNonDataflow", "VMShapeLower",
            "function_pass"]

@@ -14,6 +14,7 @@ import ast
 import operator
 from typing import TYPE_CHECKING, Any
 
+from mlckit.error import TVMError
 from mlckit.ir.diagnostics import DiagnosticError
 
 from . import dispatch
@@ -110,6 +111,9 @@ class ExprEvaluator:
     def eval_Subscript(self, node: ast.Subscript) -> Any:
         value = self.eval(node.value)
         index = self.eval(node.slice)
+        custom = dispatch.get_op(self.parser.dispatch_token, ast.Subscript)
+        if custom is not None:  # e.g. TIR checks a buffer's indices
+            return custom(self.parser, node, value, index)
         return value[index]
 
     # -- operators -------------------------------------------------------------------------
@@ -164,7 +168,10 @@ class ExprEvaluator:
                 kwargs.update(self.eval(kw.value))
             else:
                 kwargs[kw.arg] = self.eval(kw.value)
-        return func(*args, **kwargs)
+        try:
+            return func(*args, **kwargs)
+        except TypeError as err:
+            raise _as_written(err, func, node) from None
 
     # -- everything else: Python itself, with the script's names visible ------------------------
     def eval_python(self, node: ast.expr) -> Any:
@@ -180,10 +187,21 @@ class ExprEvaluator:
             self.parser.report_error(node, _describe(err))
 
 
+def _as_written(err: TypeError, func, node: ast.Call) -> TypeError:
+    """A wrong-arguments TypeError names the function as Python knows it (``make()``, or
+    ``_axis.<locals>.make()`` for a helper); say it as the script wrote it (``T.axis.spatial()``)."""
+    text = str(err)
+    written = ast.unparse(node.func)
+    for name in {getattr(func, "__qualname__", None), getattr(func, "__name__", None)}:
+        if name and text.startswith(f"{name}()"):
+            return TypeError(f"{written}(){text[len(name) + 2:]}")
+    return err
+
+
 def _describe(err: Exception) -> str:
     text = str(err)
     if isinstance(err, KeyError) and len(err.args) == 1 and isinstance(err.args[0], str):
         text = err.args[0]
-    if isinstance(err, (ValueError, TypeError, IndexError, KeyError)) and text:
+    if isinstance(err, (ValueError, TypeError, IndexError, KeyError, TVMError)) and text:
         return text
     return f"{type(err).__name__}: {text}" if text else type(err).__name__

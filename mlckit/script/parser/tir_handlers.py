@@ -20,13 +20,18 @@ from __future__ import annotations
 
 import ast
 import contextlib
+import types
+import warnings
 from typing import Any
 
+import numpy as np
+
 from mlckit.error import TVMValueError
-from mlckit.ir.diagnostics import DiagnosticError
+from mlckit.ir.diagnostics import DiagnosticError, DiagnosticWarning
 from mlckit.script.ir_builder import tir as T
 from mlckit.script.ir_builder.base import IRBuilder, IRBuilderFrame
-from mlckit.script.ir_builder.tir.frames import ForFrame, span_scope
+from mlckit.script.ir_builder.tir.frames import BlockFrame, ForFrame, span_scope
+from mlckit.tir import dtype as dt
 from mlckit.tir import expr as E
 from mlckit.tir.buffer import Buffer
 from mlckit.tir.expr import EqualOp, IterVar, PrimExpr, Var
@@ -54,6 +59,60 @@ def _register(kind: str):
 
 
 # -- binding names ------------------------------------------------------------------------------
+_LOOP_VARS = "tir.loop_vars"  # parser.state: ids of the loop variables bound by `for`
+_DEFINED_AT = "tir.defined_at"  # parser.state: (id(scope), name) -> line of the definition
+
+
+def _same_value(old, new) -> bool:
+    """TVM lets a name be bound again in its scope only to the very same value."""
+    if old is new:
+        return True
+    plain = (int, float, str, bool, type(None), tuple)
+    if isinstance(old, plain) and type(old) is type(new):
+        try:
+            return bool(old == new)
+        except Exception:  # noqa: BLE001 - not comparable: a different value
+            return False
+    return False
+
+
+def check_fresh_name(parser, name: str, value: Any, node) -> None:
+    """A TIR name is bound once per scope, as in TVM ("already defined in current scope"):
+    rebinding would silently give a different variable the old name."""
+    scope = parser.var_table.frames[-1]
+    lines = parser.state.setdefault(_DEFINED_AT, {})
+    key = (id(scope), name)
+    if name in scope and not _same_value(scope[name], value):
+        old = scope[name]
+        line = lines.get(key)
+        where = f" (line {line})" if line else ""
+        if any(old is v for v in parser.state.get(_LOOP_VARS, ())):
+            parser.report_error(
+                node, f"cannot assign to the loop variable {name!r}: a TIR loop variable takes "
+                      f"each value of its range and cannot be changed in the body; bind the new "
+                      f"value to another name, e.g. {name}2 = {name} + 1")
+        block = IRBuilder.find_frame(BlockFrame) if IRBuilder.is_in_scope() else None
+        if block is not None and isinstance(old, Var) and any(
+                iv.var is old for iv in block.iter_vars):
+            parser.report_error(
+                node, f"the block iterator {name!r} is already defined{where} in block "
+                      f"{block.name!r}: give each iterator its own name")
+        parser.report_error(
+            node, f"{name!r} is already defined in this scope{where}: a TIR name is bound once; "
+                  "use a new name for the new value")
+    lines[key] = parser.span(node).line
+
+
+def _fresh(bind):
+    """``bind`` preceded by the check that the name is new in its scope."""
+
+    def checked(parser, name: str, value: Any, node) -> Any:
+        check_fresh_name(parser, name, value, node)
+        return bind(parser, name, value, node)
+
+    return checked
+
+
 def _in_var_table(parser, value) -> bool:
     return any(v is value for frame in parser.var_table.frames for v in frame.values())
 
@@ -73,6 +132,7 @@ def bind_for_value(parser, name: str, value: Any, node) -> Any:
             bind_for_value(parser, f"{name}_{i}", v, node)
         return tuple(value)
     if isinstance(value, Var):
+        parser.state.setdefault(_LOOP_VARS, []).append(value)
         return IRBuilder.name(name, value)
     parser.report_error(node, f"cannot bind a {type(value).__name__} in a for statement")
 
@@ -90,6 +150,11 @@ def bind_with_value(parser, name: str, value: Any, node) -> Any:
 
 
 def bind_assign_value(parser, name: str, value: Any, node) -> Any:
+    if isinstance(value, types.FunctionType) and value.__name__ == "<lambda>":
+        # TVM cannot bind a function to a TIR name either; inlining it would hide that
+        parser.report_error(node, f"cannot bind a lambda to {name!r} in a TIR function: write "
+                                  "the expression out, or define a Python helper function "
+                                  "outside the @T.prim_func and call it")
     if isinstance(value, T.meta_var):
         return value.value
     if isinstance(value, EqualOp):
@@ -114,6 +179,18 @@ def bind_assign_value(parser, name: str, value: Any, node) -> Any:
 
 
 # -- the function ---------------------------------------------------------------------------------
+_INSIDE = "tir.inside_function"
+
+
+@contextlib.contextmanager
+def _inside_function(parser):
+    parser.state[_INSIDE] = True
+    try:
+        yield
+    finally:
+        parser.state[_INSIDE] = False
+
+
 def _decorator_kwargs(parser, node: ast.FunctionDef) -> dict:
     for decorator in node.decorator_list:
         value = parser.eval_expr(decorator)
@@ -132,6 +209,11 @@ def _annotation(parser, node: ast.expr) -> Any:
 @_register("FunctionDef")
 def visit_function_def(parser, node: ast.FunctionDef):
     """``def f(params): body`` under ``@T.prim_func``: build and check one PrimFunc."""
+    if parser.state.get(_INSIDE):
+        parser.report_error(
+            node, f"a nested function definition ({node.name!r}) is not supported inside a TIR "
+                  "function: define the helper outside the @T.prim_func, as a Python function "
+                  "called while the script is parsed")
     kwargs = _decorator_kwargs(parser, node)
     private = bool(kwargs.get("private", kwargs.get("is_private", False)))
     check = kwargs.get("check_well_formed", True)
@@ -143,6 +225,7 @@ def visit_function_def(parser, node: ast.FunctionDef):
             stack.enter_context(IRBuilder())
         stack.enter_context(parser.var_table.with_frame())
         stack.enter_context(parser.with_dispatch_token(TOKEN))
+        stack.enter_context(_inside_function(parser))
         with frame:
             T.func_name(node.name)
             if node.returns is not None:
@@ -196,7 +279,7 @@ def visit_for(parser, node: ast.For):
         with frame as iters:
             if isinstance(node.target, (ast.Tuple, ast.List)):
                 iters = list(frame.vars)
-            parser.eval_assign(node.target, iters, bind_for_value)
+            parser.eval_assign(node.target, iters, _fresh(bind_for_value))
             parser.visit_body(node.body)
 
 
@@ -227,7 +310,7 @@ def visit_with(parser, node: ast.With):
             with span_scope(parser.span(item.context_expr)):
                 result = stack.enter_context(frame)
             if item.optional_vars is not None:
-                parser.eval_assign(item.optional_vars, result, bind_with_value)
+                parser.eval_assign(item.optional_vars, result, _fresh(bind_with_value))
         parser.visit_body(node.body)
 
 
@@ -237,14 +320,73 @@ def _store(parser, target: ast.Subscript, value: Any) -> None:
     if not isinstance(buffer, Buffer):
         parser.report_error(target.value, f"only buffers can be assigned with [...], but this "
                                           f"is a {type(buffer).__name__}")
-    indices = parser.eval_expr(target.slice)
-    indices = list(indices) if isinstance(indices, (tuple, list)) else [indices]
+    indices = check_indices(parser, target, buffer, parser.eval_expr(target.slice))
     if len(indices) != len(buffer.shape):
         parser.report_error(target, f"buffer {buffer.name!r} has {len(buffer.shape)} "
                                     f"dimension(s) but is indexed with {len(indices)} index(es)")
     if isinstance(value, EqualOp):
         value = value.asobject()
+    _warn_lossy_store(parser, target, buffer, value)
     T.buffer_store(buffer, value, indices)
+
+
+def _flat_indices(indices) -> list:
+    if isinstance(indices, (tuple, list)):
+        return [i for x in indices for i in _flat_indices(x)]
+    return [indices]
+
+
+def check_indices(parser, node: ast.Subscript, buffer: Buffer, indices) -> list:
+    """The indices of ``buffer[...]`` as a list, each an integer (or a slice of integers);
+    a float or boolean index is refused here, where the script wrote it."""
+    flat = _flat_indices(indices)
+
+    def bad(x) -> str | None:
+        if isinstance(x, slice):
+            return next((b for b in (bad(p) for p in (x.start, x.stop, x.step) if p is not None)
+                         if b), None)
+        if isinstance(x, EqualOp):
+            x = x.asobject()
+        if isinstance(x, bool):
+            return "bool"
+        if isinstance(x, (int, np.integer)):
+            return None
+        if isinstance(x, PrimExpr):
+            return None if dt.is_int(x.dtype) or dt.is_uint(x.dtype) else x.dtype
+        return type(x).__name__
+
+    for k, x in enumerate(flat):
+        kind = bad(x)
+        if kind is not None:
+            where = node.slice.elts[k] if isinstance(node.slice, ast.Tuple) and \
+                len(node.slice.elts) == len(flat) else node.slice
+            parser.report_error(
+                where, f"index {k} of buffer {buffer.name!r} is a {kind}, but buffer indices must "
+                       "be integers: use an integer expression (T.Cast(\"int32\", x) to convert)")
+    return flat
+
+
+def _warn_lossy_store(parser, node: ast.AST, buffer: Buffer, value: Any) -> None:
+    """TVM warns when a store casts a float value into an integer buffer."""
+    if not (dt.is_int(buffer.dtype) or dt.is_uint(buffer.dtype)):
+        return
+    if isinstance(value, PrimExpr):
+        source = value.dtype
+    elif isinstance(value, float):
+        source = "float32"
+    else:
+        return
+    if dt.is_float(source):
+        warn_at(parser, node, f"casting in this store may lose precision: buffer "
+                              f"{buffer.name!r} is {buffer.dtype} but the value is {source}; "
+                              f"write T.Cast(\"{buffer.dtype}\", ...) to make the conversion "
+                              "explicit")
+
+
+def warn_at(parser, node: ast.AST, message: str) -> None:
+    """A located warning (``warnings.warn``), rendered like a DiagnosticError."""
+    warnings.warn(DiagnosticWarning(message, parser.span(node), parser.source.full_text),
+                  stacklevel=2)
 
 
 @_register("Assign")
@@ -257,7 +399,7 @@ def visit_assign(parser, node: ast.Assign):
     if isinstance(target, ast.Subscript):
         _store(parser, target, value)
     else:
-        parser.eval_assign(target, value, bind_assign_value)
+        parser.eval_assign(target, value, _fresh(bind_assign_value))
 
 
 @_register("AugAssign")
@@ -270,7 +412,7 @@ def visit_aug_assign(parser, node: ast.AugAssign):
     if isinstance(node.target, ast.Subscript):
         _store(parser, node.target, value)
     else:
-        parser.eval_assign(node.target, value, bind_assign_value)
+        parser.eval_assign(node.target, value, _fresh(bind_assign_value))
 
 
 @_register("AnnAssign")
@@ -285,6 +427,7 @@ def visit_ann_assign(parser, node: ast.AnnAssign):
                                              "such as T.int32 or T.float32")
     if not isinstance(node.target, ast.Name):
         parser.report_error(node.target, "a TIR binding assigns one name")
+    check_fresh_name(parser, node.target.id, var, node.target)
     IRBuilder.name(node.target.id, var)
     parser.var_table.add(node.target.id, var)
     if isinstance(value, EqualOp):
@@ -398,3 +541,12 @@ def _not(a):
     if _is_expr(a):
         return E.Not(_bool_operand(a))
     return not a
+
+
+@dispatch.register_op(TOKEN, ast.Subscript)
+def _load(parser, node: ast.Subscript, value, index):
+    """``A[i, j]`` on a buffer: its indices must be integers (checked where they are written)."""
+    if isinstance(value, Buffer):
+        check_indices(parser, node, value, index)
+    return value[index]
+

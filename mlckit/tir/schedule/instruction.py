@@ -62,6 +62,7 @@ def primitive(name: str, inputs=(), attrs=(), is_pure: bool = False, py_name: st
             bound.apply_defaults()
             if self._depth == 0:
                 _resolve_block_names(self, kind, bound.arguments)
+                self.state.primitive = kind.py_name  # named in "removed by ..." messages
             self._depth += 1
             try:
                 self._decision = None

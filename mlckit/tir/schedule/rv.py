@@ -8,26 +8,36 @@ wherever they accept an int.
 
 from __future__ import annotations
 
+import itertools
+
 from mlckit.ir.node import node
 from mlckit.tir.expr import Var
+
+_count = itertools.count()
 
 
 class BlockRV:
     """A handle to a block of the scheduled function (``sch.get_block("C")``)."""
 
-    __slots__ = ("__weakref__",)
+    __slots__ = ("_n", "__weakref__")
 
-    def __repr__(self) -> str:
-        return f"BlockRV({id(self):#x})"
+    def __init__(self):
+        self._n = next(_count)
+
+    def __repr__(self) -> str:  # a number, not an address: reprs reach error messages
+        return f"BlockRV(#{self._n})"
 
 
 class LoopRV:
     """A handle to a loop of the scheduled function (``sch.get_loops(block)``)."""
 
-    __slots__ = ("__weakref__",)
+    __slots__ = ("_n", "__weakref__")
+
+    def __init__(self):
+        self._n = next(_count)
 
     def __repr__(self) -> str:
-        return f"LoopRV({id(self):#x})"
+        return f"LoopRV(#{self._n})"
 
 
 @node

@@ -112,7 +112,11 @@ class ScheduleBase:
         new._symbols = {}
         for key, (rv, val) in self._symbols.items():
             if isinstance(val, StmtSRef):
-                val = mapping.get(id(val), StmtSRef(None, val.func_name))
+                if id(val) not in mapping:  # a removed block or loop stays removed, by whom
+                    gone = StmtSRef(None, val.func_name)
+                    gone.removed = val.removed
+                    mapping[id(val)] = gone
+                val = mapping[id(val)]
             new._symbols[key] = (rv, val)
         new._trace = Trace(list(self._trace.insts)) if self._trace is not None else None
         new._depth = 0
@@ -163,14 +167,15 @@ class ScheduleBase:
         else:
             entry = self._symbols.get(id(rv))
             if entry is None or entry[0] is not rv:
-                raise ScheduleError(primitive_name, f"{rv!r} does not belong to this schedule")
+                kind = type(rv).__name__
+                again = "sch.get_block(name)" if isinstance(rv, BlockRV) else \
+                    "sch.get_loops(block)"
+                raise ScheduleError(
+                    primitive_name, f"this {kind} does not belong to this schedule (it comes "
+                                    f"from another tir.Schedule): get it here with {again}")
             sref = entry[1]
         if not isinstance(sref, StmtSRef) or not sref.valid:
-            what = "block" if isinstance(rv, BlockRV) else "loop"
-            raise ScheduleError(
-                primitive_name,
-                f"the {what} this random variable referred to no longer exists (an earlier "
-                "primitive removed or replaced it)")
+            raise ScheduleError(primitive_name, _gone(rv, sref))
         if want == "block" and not sref.is_block:
             raise ScheduleError(primitive_name, f"expected a block, got loop `{name_of(sref)}`")
         if want == "loop" and not sref.is_loop:
@@ -330,3 +335,16 @@ class Schedule(
     """A TensorIR schedule (TVM's ``tir.Schedule``)."""
 
 
+def _gone(rv, sref) -> str:
+    """Why a BlockRV / LoopRV cannot be used: which block or loop, removed by which primitive."""
+    what = "block" if isinstance(rv, BlockRV) else "loop"
+    removed = getattr(sref, "removed", None)
+    if removed is None:
+        return (f"the {what} this {type(rv).__name__} referred to no longer exists (an earlier "
+                "primitive removed or replaced it)")
+    what, name, by = removed
+    again = ("get the loops again with sch.get_loops(block)" if what == "loop"
+             else "get the block again with sch.get_block(name)")
+    by_text = f"sch.{by}(...)" if by else "an earlier primitive"
+    return (f"{what} `{name}` no longer exists: {by_text} removed or replaced it; use what "
+            f"{by_text} returned, or {again}")

@@ -19,13 +19,15 @@ from .ir_utils import child_stmts
 class StmtSRef:
     """A stable reference to a For or Block of the scheduled module."""
 
-    __slots__ = ("stmt", "parent", "func_name", "realize", "__weakref__")
+    __slots__ = ("stmt", "parent", "func_name", "realize", "removed", "__weakref__")
 
     def __init__(self, stmt, func_name: str):
         self.stmt = stmt
         self.parent: StmtSRef | None = None
         self.func_name = func_name
         self.realize = None  # for a block: its BlockRealize
+        # once removed: (what, name, primitive) — "loop", "i_0", "fuse" — for error messages
+        self.removed: tuple[str, str, str | None] | None = None
 
     @property
     def is_block(self) -> bool:
@@ -52,6 +54,7 @@ class ScheduleState:
 
     def __init__(self, mod: IRModule):
         self.mod = mod
+        self.primitive: str | None = None  # the primitive now changing the module
         self.stmt2ref: dict[int, StmtSRef] = {}
         self.func_refs: dict[str, list[StmtSRef]] = {}
         for gv, func in mod.functions.items():
@@ -98,6 +101,9 @@ class ScheduleState:
         visit(func.body, None, None)
         for r in old_refs:
             if id(r) not in claimed:
+                if r.stmt is not None:
+                    r.removed = (("block", r.stmt.name_hint) if isinstance(r.stmt, S.Block)
+                                 else ("loop", r.stmt.loop_var.name_hint)) + (self.primitive,)
                 r.stmt = None
                 r.parent = None
                 r.realize = None
@@ -125,6 +131,7 @@ class ScheduleState:
         """A copy sharing the (immutable) IR; returns it and a map old sref id -> new sref."""
         new = ScheduleState.__new__(ScheduleState)
         new.mod = self.mod.copy()
+        new.primitive = None
         new.stmt2ref = {}
         new.func_refs = {}
         mapping: dict[int, StmtSRef] = {}

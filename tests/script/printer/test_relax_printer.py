@@ -405,7 +405,49 @@ def test_pygments_is_not_imported_by_mlckit():
 
 
 
+def _dense(k: int, m: int, name: str):
+    """A PrimFunc with the signature of ``linear``: X (n, k), W (m, k), B (m,) -> Z (n, m)."""
+    from mlckit.script import tir as T
+
+    @T.prim_func
+    def kernel(x: T.handle, w: T.Buffer((m, k), "float32"), b: T.Buffer((m,), "float32"),
+               z: T.handle):
+        n = T.int64()
+        X = T.match_buffer(x, (n, k), "float32")
+        Z = T.match_buffer(z, (n, m), "float32")
+        for i, j in T.grid(n, m):
+            Z[i, j] = X[i, 0] * w[j, 0] + b[j]
+
+    return kernel.with_attr("global_symbol", name)
+
+
 def test_round_trip_through_the_parser():
+    """The MLP module, its kernels given signatures that fit its calls (parsing checks each
+    R.call_tir against its PrimFunc, as TVM's well-formedness does)."""
+    from mlckit.script import tir as T
     from tests.script.roundtrip import assert_roundtrip
 
-    assert_roundtrip(mlp_module())
+    @T.prim_func
+    def relu0(x: T.handle, y: T.handle):
+        n = T.int64()
+        X = T.match_buffer(x, (n, 128), "float32")
+        Y = T.match_buffer(y, (n, 128), "float32")
+        for i, j in T.grid(n, 128):
+            Y[i, j] = T.max(X[i, j], T.float32(0))
+
+    mod = mlp_module()
+    for gv in list(mod.functions):
+        if gv.name_hint != "main":
+            mod.functions[gv] = {"linear0": _dense(784, 128, "linear0"),
+                                 "relu0": relu0.with_attr("global_symbol", "relu0"),
+                                 "linear1": _dense(128, 10, "linear1")}[gv.name_hint]
+    assert_roundtrip(mod)
+
+
+def test_round_trip_refuses_stub_kernels_that_do_not_fit_their_calls():
+    from mlckit.error import TVMError
+    from mlckit.script import from_source
+
+    with pytest.raises(TVMError, match="R.call_tir passes 3 inputs to 'linear0', which takes no "
+                                       "parameters"):
+        from_source(mlp_module().script())

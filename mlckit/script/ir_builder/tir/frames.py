@@ -178,6 +178,15 @@ class BlockInitFrame(TIRFrame):
 
     def enter(self):
         frame = _block_frame("T.init()")
+        frames = IRBuilder.current().frames  # [..., <the frame around T.init>, self]
+        last = frames[-2]
+        if last is not frame:  # TVM: T.init must be directly inside its block
+            between = {ForFrame: "a loop", IfFrame: "an if", ThenFrame: "an if",
+                       ElseFrame: "an else", LetFrame: "a let binding"}.get(type(last), "a scope")
+            raise IRBuilderError(
+                f"T.init() must be directly inside `with T.block({frame.name!r})`, but here it is "
+                f"inside {between} within the block: the initialisation runs once, before the "
+                "first reduction step, so write it at the top level of the block")
         if frame.init is not None:
             raise IRBuilderError(f"block {frame.name!r} already has a T.init()")
         return self

@@ -1,0 +1,125 @@
+"""What the Python code generators share: the flavours, names, literals and precedence.
+
+``codegen.py`` walks statements, ``codegen_expr.py`` prints expressions,
+``codegen_local.py`` keeps small "local" buffers in scalar variables and
+``codegen_lanes.py`` writes ``T.vectorized`` loops as lanes; this module holds the data
+they all read.
+
+Example::
+
+    from mlckit.backend.codegen_common import NUMBA
+    NUMBA.prange          # True: parallel loops become prange
+"""
+
+from __future__ import annotations
+
+import keyword
+import math
+import re
+from dataclasses import dataclass
+
+from mlckit.error import TVMNotImplementedError
+from mlckit.tir.expr import EQ, GE, GT, LE, LT, NE, Add, Mul, Sub
+from mlckit.tir.function import PrimFunc
+
+
+class CodegenError(TVMNotImplementedError):
+    """The PrimFunc uses a construct this backend cannot turn into Python."""
+
+
+@dataclass(frozen=True)
+class Flavour:
+    """How a backend wants its Python written."""
+
+    name: str
+    typed_float_consts: bool = False  # always np.float32(c) (numba) vs. only where needed
+    prange: bool = False  # parallel loops -> prange
+    unroll_limit: int = 0  # unrolled loops with a constant extent up to this are repeated
+    hoist_alloc: bool = False  # np.empty moved out of (non-parallel) loops where legal
+    njit_helpers: bool = False  # helper functions decorated with @njit(cache=True)
+    # "local" buffers of at most this many elements, every access of which has constant
+    # indices once unrolled loops are repeated, become scalar variables (C_local_0_3)
+    scalarize_limit: int = 0
+    # T.vectorized loops with a constant extent up to this, whose lanes are independent,
+    # are written lane by lane: every lane's value computed, then every lane stored
+    vector_lanes: int = 0
+
+
+LNUMPY = Flavour("lnumpy")
+NUMBA = Flavour("numba", typed_float_consts=True, prange=True, unroll_limit=64,
+                hoist_alloc=True, njit_helpers=True, scalarize_limit=64, vector_lanes=64)
+
+
+
+# -- helpers emitted into the generated source when used ----------------------------------
+HELPERS = {
+    "truncdiv": (
+        "def truncdiv(a, b):\n"
+        '    """Integer division rounding toward zero (TIR\'s Div on integers)."""\n'
+        "    q = abs(a) // abs(b)\n"
+        "    return q if (a >= 0) == (b >= 0) else -q\n"
+    ),
+    "truncmod": (
+        "def truncmod(a, b):\n"
+        '    """Remainder with the sign of a (TIR\'s Mod on integers)."""\n'
+        "    return a - truncdiv(a, b) * b\n"
+    ),
+}
+HELPER_DEPS = {"truncmod": ("truncdiv",)}
+
+RESERVED = set(keyword.kwlist) | {
+    "np", "math", "prange", "njit", "range", "min", "max", "abs", "int", "float", "bool",
+    "len", "print", "None", "True", "False", "truncdiv", "truncmod", "AssertionError",
+}
+
+# Python operator precedence (higher binds tighter).
+P_COND, P_OR, P_AND, P_NOT, P_CMP, P_ADD, P_MUL, P_UNARY, P_ATOM = 0, 1, 2, 3, 4, 6, 7, 8, 10
+
+_BINOPS = {Add: ("+", P_ADD), Sub: ("-", P_ADD), Mul: ("*", P_MUL)}
+_CMPOPS = {EQ: "==", NE: "!=", LT: "<", LE: "<=", GT: ">", GE: ">="}
+
+# Unary intrinsics that are a NumPy ufunc of the same or another name.
+_NP_UNARY = {
+    "exp": "np.exp", "exp2": "np.exp2", "log": "np.log", "log2": "np.log2",
+    "log10": "np.log10", "log1p": "np.log1p", "sqrt": "np.sqrt", "tanh": "np.tanh",
+    "fabs": "np.abs", "floor": "np.floor", "ceil": "np.ceil", "trunc": "np.trunc",
+    "round": "np.rint", "nearbyint": "np.rint", "sin": "np.sin", "cos": "np.cos",
+    "tan": "np.tan", "asin": "np.arcsin", "acos": "np.arccos", "atan": "np.arctan",
+    "sinh": "np.sinh", "cosh": "np.cosh", "isnan": "np.isnan", "isinf": "np.isinf",
+    "isfinite": "np.isfinite",
+}
+_NP_BINARY = {
+    "pow": "np.power", "atan2": "np.arctan2", "fmod": "np.fmod", "hypot": "np.hypot",
+    "copysign": "np.copysign", "nextafter": "np.nextafter",
+}
+
+
+def func_name(func: PrimFunc, default: str = "main") -> str:
+    """The Python name of a PrimFunc: its ``global_symbol``, else ``default``."""
+    name = func.attrs.get("global_symbol") if func.attrs else None
+    return _sanitize(str(name or default))
+
+
+def _sanitize(name: str) -> str:
+    name = re.sub(r"\W", "_", name) or "v"
+    if name[0].isdigit():
+        name = "_" + name
+    return name
+
+
+def np_dtype_text(dtype: str) -> str:
+    return '"bool"' if dtype == "bool" else f'"{dtype}"'
+
+
+def np_scalar(dtype: str) -> str:
+    return "np.bool_" if dtype == "bool" else f"np.{dtype}"
+
+
+def float_literal(value: float) -> str:
+    if math.isnan(value):
+        return "np.nan"
+    if math.isinf(value):
+        return "np.inf" if value > 0 else "-np.inf"
+    return repr(float(value))
+
+

@@ -1,0 +1,144 @@
+"""numba flavour: a ``T.vectorized`` loop with independent lanes is written lane by lane
+(every lane read before any is written) and LLVM turns the lanes into vector instructions;
+loops whose lanes could interfere stay loops; lnumpy keeps the loop."""
+
+from __future__ import annotations
+
+import re
+import textwrap
+
+import numpy as np
+
+from mlckit import tir
+from mlckit.backend import lnumpy, numba_cpu
+from mlckit.backend.codegen import LNUMPY, NUMBA, generate
+from mlckit.script import from_source
+
+MATMUL = textwrap.dedent('''
+    @T.prim_func
+    def matmul(A: T.Buffer((64, 64), "float32"), B: T.Buffer((64, 64), "float32"),
+               C: T.Buffer((64, 64), "float32")):
+        T.func_attr({"global_symbol": "matmul", "tir.noalias": True})
+        for i, j, k in T.grid(64, 64, 64):
+            with T.block("C"):
+                vi, vj, vk = T.axis.remap("SSR", [i, j, k])
+                with T.init():
+                    C[vi, vj] = T.float32(0)
+                C[vi, vj] = C[vi, vj] + A[vi, vk] * B[vk, vj]
+''')
+
+
+def tutorial_schedule(vectorize=True):
+    """The course's / TVM tutorial's matmul schedule (tiles of 8 here)."""
+    sch = tir.Schedule(from_source(MATMUL))
+    block = sch.get_block("C")
+    i, j, k = sch.get_loops(block)
+    i0, i1 = sch.split(i, [None, 8])
+    j0, j1 = sch.split(j, [None, 8])
+    k0, k1 = sch.split(k, [None, 4])
+    sch.reorder(i0, j0, k0, i1, k1, j1)
+    if vectorize:
+        sch.vectorize(j1)
+    sch.unroll(k1)
+    sch.decompose_reduction(block, k0)
+    return sch.mod["main"]
+
+
+def _run(func):
+    rng = np.random.default_rng(0)
+    a = rng.uniform(-1, 1, (64, 64)).astype("float32")
+    b = rng.uniform(-1, 1, (64, 64)).astype("float32")
+    results = []
+    for build in (lnumpy.build, lambda f: numba_cpu.build(f, cache=False)):
+        c = np.full((64, 64), 99, "float32")
+        build(func)(a, b, c)
+        results.append(c)
+    return a @ b, results
+
+
+def test_vectorized_loop_is_written_as_lanes():
+    src = numba_cpu.build(tutorial_schedule(), cache=False).source
+    assert "# T.vectorized: j_1 = 0 .. 7 as 8 lanes, every lane read before any is written" in src
+    assert "vj = j_0 * 8  # lane j_1 reads vj + j_1" in src
+    assert "C_lane0 = C[vi, vj] + A[vi, vk] * B[vk, vj]" in src
+    assert "C_lane7 = C[vi, vj + 7] + A[vi, vk] * B[vk, vj + 7]" in src
+    # every lane read before any is written
+    assert src.index("C_lane7 = ") < src.index("C[vi, vj] = C_lane0")
+    assert "C[vi, vj + 7] = 0.0" in src  # the init stores directly: nothing to read
+
+
+def test_lanes_give_numpys_result():
+    expected, results = _run(tutorial_schedule())
+    for c in results:
+        np.testing.assert_allclose(c, expected, rtol=1e-5, atol=1e-5)
+
+
+def test_lanes_become_vector_instructions():
+    f = numba_cpu.build(tutorial_schedule(), cache=False)
+    llvm = f.dispatcher.inspect_llvm(f.dispatcher.signatures[0])
+    assert re.search(r"fmul <\d+ x float>", llvm)
+    assert re.search(r"fadd <\d+ x float>", llvm)
+
+
+def test_serial_loop_is_not_written_as_lanes():
+    src = numba_cpu.build(tutorial_schedule(vectorize=False), cache=False).source
+    assert "lanes" not in src and "for j_1 in range(8):" in src
+
+
+def test_lnumpy_keeps_the_vectorized_loop():
+    src = str(generate(tutorial_schedule(), LNUMPY))
+    assert "for j_1 in range(8):  # T.vectorized" in src and "lane" not in src
+
+
+SHIFT = textwrap.dedent('''
+    @T.prim_func
+    def shift(A: T.Buffer((8,), "float32")):
+        for j in T.vectorized(7):
+            with T.block("s"):
+                vj = T.axis.spatial(7, j)
+                A[vj + 1] = A[vj] * T.float32(2)
+''')
+
+SAME_ELEMENT = textwrap.dedent('''
+    @T.prim_func
+    def total(A: T.Buffer((8,), "float32"), B: T.Buffer((1,), "float32")):
+        for j in T.vectorized(8):
+            with T.block("s"):
+                vj = T.axis.spatial(8, j)
+                B[0] = B[0] + A[vj]
+''')
+
+
+def test_lanes_that_read_another_lanes_element_stay_a_loop():
+    # A[j + 1] = A[j] * 2 runs lane after lane: each lane reads what the previous wrote
+    func = from_source(SHIFT)
+    src = str(generate(func, NUMBA))
+    assert "lane" not in src and "for j in range(7):  # T.vectorized" in src
+    a = np.arange(1, 9, dtype="float32")
+    expected = a.copy()
+    for j in range(7):
+        expected[j + 1] = expected[j] * 2
+    for build in (lnumpy.build, lambda f: numba_cpu.build(f, cache=False)):
+        out = a.copy()
+        build(func)(out)
+        np.testing.assert_array_equal(out, expected)
+
+
+def test_lanes_that_write_one_element_stay_a_loop():
+    func = from_source(SAME_ELEMENT)
+    assert "lane" not in str(generate(func, NUMBA))
+    a = np.arange(8, dtype="float32")
+    for build in (lnumpy.build, lambda f: numba_cpu.build(f, cache=False)):
+        b = np.ones(1, "float32")
+        build(func)(a, b)
+        np.testing.assert_array_equal(b, [1 + a.sum()])
+
+
+def test_slp_vectorizer_is_switched_on_only_while_compiling():
+    from numba.core import config
+
+    before = config.SLP_VECTORIZE
+    with numba_cpu.slp_vectorizer():
+        inside = config.SLP_VECTORIZE
+    assert config.SLP_VECTORIZE == before
+    assert inside or "NUMBA_SLP_VECTORIZE" in __import__("os").environ
