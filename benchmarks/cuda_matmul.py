@@ -10,19 +10,22 @@ Kernels (each checked against cuBLAS/NumPy before it is timed):
   ``blockIdx``/``threadIdx`` (the same work as the hand-written naive kernel);
 - ``mlckit shared 16x16``: ``schedule_shared``, the same tiling as the hand-written shared
   kernel, written with ``cache_read(..., "shared")`` + ``compute_at`` + a cooperative fetch;
-- ``mlckit register 8x8``: ``schedule_register``, the course's ``blocking_with_shared`` with
-  the two loops over each thread's 8 x 8 tile of C unrolled, so that the tile lives in
-  registers (scalar variables in the generated kernel);
+- ``mlckit register 8x8 kN``: ``schedule_register``, the course's ``blocking_with_shared``
+  with the two loops over each thread's 8 x 8 tile of C unrolled, so that the tile lives in
+  registers (scalar variables in the generated kernel), for k-tiles of 8, 16 and 32 (and
+  16 with ``fastmath``); ``--all`` adds ``schedule_register_8x4``, an experiment;
 - ``cuBLAS``: through CuPy or PyTorch, where installed.
 
 Times are medians of ``--repeat`` launches, each synchronised, after a warm-up; arrays stay
 on the device.  The launch overhead is the time of a launch of a one-element vector add,
-through ``numba.cuda`` directly and through an mlckit-built function (which adds its
-argument checks).
+through ``numba.cuda`` directly (configured per call, and once) and through an mlckit-built
+function (device arrays and ``mlckit.nd`` arrays), best of 3 rounds in alternation.
 
-    python benchmarks/cuda_matmul.py [--size 2048] [--repeat 20]
+    python benchmarks/cuda_matmul.py [--size 2048] [--repeat 20] [--all]
 
-Without a GPU it says so and exits (the simulator is far too slow to time).
+Without a GPU no kernel is timed (the simulator is far too slow); it measures instead the
+CPU-side cost of an mlckit call with its launch stubbed (a planned call against the full
+argument check it skips).
 """
 
 from __future__ import annotations
@@ -94,7 +97,9 @@ def schedule_shared(sch, tile=16):
 
 def schedule_register(sch, local=8, threads=16, tile_k=8):
     """The course's ``blocking_with_shared`` (``threads`` x ``threads`` threads, each a
-    ``local`` x ``local`` tile of C) with the inner loops unrolled: the tile becomes scalars."""
+    ``local`` x ``local`` tile of C, A and B tiles of ``tile_k`` columns / rows in shared
+    memory) with the loops over each thread's tile unrolled: the tile becomes scalars
+    (registers).  ``k_1`` stays a loop: unrolled too, Numba takes minutes to compile."""
     block = sch.get_block("C")
     c_local = sch.cache_write(block, 0, "local")
     i, j, k = sch.get_loops(block)
@@ -116,7 +121,47 @@ def schedule_register(sch, local=8, threads=16, tile_k=8):
         sch.vectorize(vec)
         sch.bind(t, "threadIdx.x")
     init = sch.decompose_reduction(block, k0)
-    for b in (init, block, c_local):  # k1 stays a loop: a smaller kernel compiles faster
+    for b in (init, block, c_local):
+        for loop in sch.get_loops(b)[-2:]:
+            sch.unroll(loop)
+    return sch
+
+
+def schedule_register_8x4(sch, tile_k=8, warp=(8, 4), transpose_a=True):
+    """Register tiles without shared-memory bank conflicts: a 128 x 128 tile of C per block
+    of 16 x 16 threads, each thread an 8 x 8 tile in registers (as the course's schedule),
+    but with the threads of one warp arranged as ``warp`` = 8 rows x 4 columns of threads
+    (instead of 2 x 16) and the A tile stored transposed (k-major) in shared memory.
+
+    Why: each step of ``k_1`` a thread reads 8 values of the A tile and 8 of the B tile.
+    With 2 x 16 threads per warp, 16 threads read B values 8 floats apart (4 threads per
+    shared-memory bank: a 4-way conflict) and 2 read A values 64 floats apart (the same
+    bank: 2-way): 48 shared-memory transactions per 64 multiply-adds, and shared memory, not
+    arithmetic, bounds the kernel.  With 8 x 4 threads and A k-major, B is read without
+    conflict and A 2-way: 24."""
+    wy, wx = warp
+    block = sch.get_block("C")
+    c_local = sch.cache_write(block, 0, "local")
+    i, j, k = sch.get_loops(block)
+    i0, i1, i2, i3 = sch.split(i, [None, 16 // wy, wy, 8])
+    j0, j1, j2, j3 = sch.split(j, [None, 16 // wx, wx, 8])
+    k0, k1 = sch.split(k, [None, tile_k])
+    sch.reorder(i0, j0, i1, j1, i2, j2, k0, k1, i3, j3)
+    sch.reverse_compute_at(c_local, j2)
+    sch.bind(i0, "blockIdx.y")
+    sch.bind(j0, "blockIdx.x")
+    sch.bind(sch.fuse(i1, j1, i2, j2), "threadIdx.x")
+    for index in (0, 1):
+        cache = sch.cache_read(block, index, "shared")
+        sch.compute_at(cache, k0)
+        if index == 0 and transpose_a:
+            sch.transform_layout(cache, ("write", 0), lambda i, k: (k, i))
+        fused = sch.fuse(*sch.get_loops(cache)[-2:])
+        _, t, vec = sch.split(fused, [None, 256, 4])
+        sch.vectorize(vec)
+        sch.bind(t, "threadIdx.x")
+    init = sch.decompose_reduction(block, k0)
+    for b in (init, block, c_local):
         for loop in sch.get_loops(b)[-2:]:
             sch.unroll(loop)
     return sch
@@ -191,17 +236,55 @@ def cublas(a, b):
         return None
 
 
+ADD1 = '''
+@T.prim_func
+def main(A: T.Buffer((1,), "float32"), B: T.Buffer((1,), "float32"), C: T.Buffer((1,), "float32")):
+    for i in T.thread_binding(1, thread="threadIdx.x"):
+        with T.block("C"):
+            vi = T.axis.remap("S", [i])
+            C[vi] = A[vi] + B[vi]
+'''
+
+
+def host_overhead(calls=20000):
+    """Without a GPU: the CPU-side cost of a call of an mlckit CUDA function, with its kernel
+    launch replaced by a no-op (a benchmark-only stub), built for the simulator: a planned
+    call (shapes seen before) against the full argument check it skips."""
+    import os
+
+    os.environ["NUMBA_ENABLE_CUDASIM"] = "1"  # numba.cuda is not imported yet without a GPU
+    from mlckit.backend import numba_cuda
+    from mlckit.script import from_source
+
+    f = numba_cuda.build(from_source(ADD1), mode="sim")
+    x, y, z = (np.ones(1, "float32") for _ in range(3))
+    f(x, y, z)
+    for launches in f._plans.plans.values():
+        launches[:] = [lambda *arrays: None]
+    timings = {}
+    for name, fn in (("planned call (launch stubbed)", lambda: f(x, y, z)),
+                     ("full argument check alone", lambda: f.signature.check([x, y, z]))):
+        start = time.perf_counter()
+        for _ in range(calls):
+            fn()
+        timings[name] = (time.perf_counter() - start) / calls
+        print(f"  {name:32s} {timings[name] * 1e6:6.2f} us per call")
+    print(f"  planned call / full check: {timings['planned call (launch stubbed)'] / timings['full argument check alone']:.2f}")
+
+
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--size", type=int, default=2048)
     parser.add_argument("--repeat", type=int, default=20)
+    parser.add_argument("--all", action="store_true", help="also the experimental schedules")
     args = parser.parse_args(argv)
     from mlckit import tir
     from mlckit.backend import numba_cuda
     from mlckit.runtime import cuda_driver
 
     if not cuda_driver.has_gpu():
-        print("no CUDA GPU found: nothing to time (the simulator is far too slow for this)")
+        print("no CUDA GPU found: no kernel to time (the simulator is far too slow for this);")
+        host_overhead()
         return 0
     cuda = cuda_driver.numba_cuda()
     n = args.size
@@ -238,11 +321,21 @@ def main(argv=None):
           else f"matmul {n}x{n}x{n} float32 on {cuda.get_current_device().name}")
     run("numba.cuda naive", lambda: naive[grid16, (16, 16)](da, db, dc))
     run("numba.cuda shared 16x16", lambda: shared16[grid16, (16, 16)](da, db, dc))
-    for name, sched in (("mlckit naive", schedule_naive), ("mlckit shared 16x16", schedule_shared),
-                        ("mlckit register 8x8", schedule_register)):
-        sch = sched(tir.Schedule(matmul(n)))
+    schedules = [("mlckit naive", schedule_naive, {}, {}),
+                 ("mlckit shared 16x16", schedule_shared, {}, {}),
+                 ("mlckit register 8x8 k8", schedule_register, {"tile_k": 8}, {}),
+                 ("mlckit register 8x8 k16", schedule_register, {"tile_k": 16}, {}),
+                 ("mlckit register 8x8 k32", schedule_register, {"tile_k": 32}, {}),
+                 ("mlckit register 8x8 k16 fastmath", schedule_register, {"tile_k": 16},
+                  {"fastmath": True})]
+    if args.all:
+        schedules += [("mlckit register 8x4-warp k8", schedule_register_8x4, {}, {}),
+                      ("mlckit register 8x4-warp k16", schedule_register_8x4, {"tile_k": 16},
+                       {})]
+    for name, sched, options, build_options in schedules:
+        sch = sched(tir.Schedule(matmul(n)), **options)
         start = time.perf_counter()
-        f = numba_cuda.build(sch.mod["main"], mode="gpu")
+        f = numba_cuda.build(sch.mod["main"], mode="gpu", **build_options)
         f(da, db, dc)  # numba.cuda compiles at the first launch
         cuda.synchronize()
         print(f"  ({name}: built and compiled in {time.perf_counter() - start:.1f} s)")
@@ -267,8 +360,10 @@ def main(argv=None):
           f"{times['numba.cuda naive'] / times['mlckit naive']:.3f}")
     print(f"  mlckit shared / numba.cuda shared (same tiling):   "
           f"{times['numba.cuda shared 16x16'] / times['mlckit shared 16x16']:.3f}")
+    best = min((name for name in times if name.startswith("mlckit register")), key=times.get)
+    print(f"  best register schedule: {best}, {flop / times[best] / 1e12:.2f} TFLOP/s")
     if blas is not None:
-        for name in ("mlckit register 8x8", "numba.cuda shared 16x16"):
+        for name in (best, "numba.cuda shared 16x16"):
             print(f"  {name} / {blas[1]}: {times[blas[1]] / times[name]:.3f}")
     # launch overhead: a one-element vector add, device arrays
     x = cuda.to_device(np.ones(1, "float32"))
@@ -276,25 +371,35 @@ def main(argv=None):
     z = cuda.device_array(1, "float32")
     from mlckit.script import from_source
 
-    add = from_source('''
-@T.prim_func
-def main(A: T.Buffer((1,), "float32"), B: T.Buffer((1,), "float32"), C: T.Buffer((1,), "float32")):
-    for i in T.thread_binding(1, thread="threadIdx.x"):
-        with T.block("C"):
-            vi = T.axis.remap("S", [i])
-            C[vi] = A[vi] + B[vi]
-''')
+    add = from_source(ADD1)
     f_add = numba_cuda.build(add, mode="gpu")
+    import mlckit
+
+    dev = mlckit.cuda(0)
+    xn, yn, zn = (mlckit.nd.array(np.ones(1, "float32"), dev) for _ in range(3))
+    configured = add1[1, 32]
     launches = 2000
-    for name, fn in (("numba.cuda", lambda: add1[1, 32](x, y, z)), ("mlckit", lambda: f_add(x, y, z))):
-        fn()
-        cuda.synchronize()
-        start = time.perf_counter()
-        for _ in range(launches):
+    candidates = (("numba.cuda add1[1, 32](x, y, z)", lambda: add1[1, 32](x, y, z)),
+                  ("numba.cuda, configured once", lambda: configured(x, y, z)),
+                  ("mlckit, numba device arrays", lambda: f_add(x, y, z)),
+                  ("mlckit, mlckit.nd arrays on cuda(0)", lambda: f_add(xn, yn, zn)))
+    best_of = {}
+    for _ in range(3):  # rounds in alternation: the best of three for each
+        for name, fn in candidates:
             fn()
-        cuda.synchronize()
-        per = (time.perf_counter() - start) / launches
-        print(f"launch overhead {name:10s} {per * 1e6:8.1f} us per launch")
+            cuda.synchronize()
+            start = time.perf_counter()
+            for _ in range(launches):
+                fn()
+            cuda.synchronize()
+            per = (time.perf_counter() - start) / launches
+            best_of[name] = min(per, best_of.get(name, per))
+    print(f"\nlaunch overhead (one-element vector add, {launches} launches, best of 3 rounds)")
+    for name, per in best_of.items():
+        print(f"  {name:38s} {per * 1e6:8.1f} us per launch")
+    numba_us = best_of["numba.cuda add1[1, 32](x, y, z)"]
+    print(f"  mlckit (device arrays) / numba.cuda: "
+          f"{best_of['mlckit, numba device arrays'] / numba_us:.3f}")
     return 0
 
 

@@ -99,7 +99,15 @@ def build(mod, target="llvm", params: dict | None = None, relax_pipeline="defaul
             if func.attrs.get("tir.is_host_func"):
                 heap_kernels.add(name)
     if prim_funcs:
-        ex.kernels = _compile_prim_funcs(prim_funcs, target, backend_options)
+        host_target = _host_target(target)
+        if host_target is None:
+            ex.kernels = _compile_prim_funcs(prim_funcs, target, backend_options)
+        else:  # a GPU target: the shape functions run on the host, the rest on the device
+            on_host = {k: f for k, f in prim_funcs.items() if k in heap_kernels}
+            on_device = {k: f for k, f in prim_funcs.items() if k not in heap_kernels}
+            ex.kernels = {**(_compile_prim_funcs(on_host, host_target, {}) if on_host else {}),
+                          **(_compile_prim_funcs(on_device, target, backend_options)
+                             if on_device else {})}
     ex.heap_kernels = heap_kernels
     ex.mod = lowered
     ex.target = target
@@ -158,6 +166,20 @@ def _run_tir_pipeline(mod: IRModule, tir_pipeline) -> IRModule:
     for gv, func in tir_pipeline(prims).functions.items():
         out.functions[gv] = func
     return out
+
+
+def _host_target(target):
+    """The CPU target that compiles a GPU target's host functions (the VM's shape functions,
+    ``tir.is_host_func``), as TVM's target host; None for a CPU target."""
+    from mlckit.target import Target
+
+    kind = target.kind.name if isinstance(target, Target) else None
+    if kind is None and isinstance(target, str):
+        try:
+            kind = Target(target).kind.name
+        except Exception:  # noqa: BLE001 - an unknown target is reported by the backend
+            return None
+    return "llvm" if kind in ("cuda", "nvptx") else None
 
 
 def _compile_prim_funcs(funcs: dict, target, options: dict) -> dict:

@@ -51,6 +51,7 @@ from mlckit.tir.transform import compact_buffer_allocation
 from ..codegen import CodegenError, func_name
 from ..signature import ArgumentError, Signature, as_array
 from .kernels import GPULimitError, Kernel, MemoryVerificationError, ScopeError, find_kernels
+from .launch import LaunchPlans, launches_only, native_arrays
 from .source import cuda_source
 from .sync import insert_syncs
 
@@ -143,7 +144,8 @@ def _host_buffers(func: PrimFunc) -> list:
     return []
 
 
-def to_source(func: PrimFunc, name: str | None = None, sync: bool = True, target=None) -> str:
+def to_source(func: PrimFunc, name: str | None = None, sync: bool = True, target=None,
+              fastmath: bool = False) -> str:
     """The Python module of ``numba.cuda`` kernels for ``func`` (without compiling it).
 
     Example::
@@ -155,7 +157,7 @@ def to_source(func: PrimFunc, name: str | None = None, sync: bool = True, target
     kernels = find_kernels(lowered, name, target)
     if sync:
         lowered, kernels = _with_syncs(lowered, kernels)
-    return cuda_source(lowered, kernels, name, _host_buffers(lowered))
+    return cuda_source(lowered, kernels, name, _host_buffers(lowered), fastmath)
 
 
 def _written_params(func: PrimFunc) -> set:
@@ -197,12 +199,14 @@ class CudaFunction:
         if sync:
             lowered, kernels = _with_syncs(lowered, kernels)
         self.kernels = kernels
+        self.lowered_synced = lowered
         self.host_buffers = _host_buffers(lowered)
-        self.source = cuda_source(lowered, kernels, name, self.host_buffers)
+        self.source = cuda_source(lowered, kernels, name, self.host_buffers, fastmath)
         self.written = _written_params(func)
         self.cpu_source = None
         self._cpu = None
         self._host = None
+        self._plans = None  # launches per accepted shapes (launch.py), when the host only launches
         if self.mode == "cpu":
             from .fast import cpu_build
 
@@ -226,12 +230,29 @@ class CudaFunction:
         exec(compile(self.source, filename, "exec"), namespace)  # noqa: S102
         self._cuda = cuda
         self._host = namespace[_host_name(self.source)]
+        if launches_only(self.lowered_synced, self.kernels, self.host_buffers):
+            self._plans = LaunchPlans(namespace, self.kernels)
 
     def get_source(self, fmt: str = "") -> str:
         """The generated ``numba.cuda`` module (kernels and host part)."""
         return self.source
 
     def __call__(self, *args):
+        plans = self._plans
+        if plans is not None:  # the hot path: arrays already where the kernels run
+            arrays = native_arrays(args, self.mode)
+            if arrays is not None:
+                launches = plans.get(arrays)
+                if launches is None:  # new shapes: the full check, then a plan for them
+                    _, env = self.signature.check([_check_view(a) for a in arrays])
+                    launches = plans.accept(arrays, env)
+                try:
+                    for launch in launches:
+                        launch(*arrays)
+                except Exception as err:  # noqa: BLE001 - only Numba's compile errors are ours
+                    self._compile_error(err)
+                    raise
+                return
         checked = [_check_view(a) for a in args]
         values, _ = self.signature.check(checked)
         if self.mode == "cpu":
@@ -247,11 +268,17 @@ class CudaFunction:
         self._run_gpu(args, values)
 
     def _run(self, host, values):
-        from numba.core.errors import NumbaError
-
         try:
             host(*values)
-        except NumbaError as err:
+        except Exception as err:  # noqa: BLE001 - only Numba's compile errors are ours
+            self._compile_error(err)
+            raise
+
+    def _compile_error(self, err):
+        """Raise a :class:`CudaCompileError` showing the source when ``err`` is Numba's."""
+        from numba.core.errors import NumbaError
+
+        if isinstance(err, NumbaError):
             raise CudaCompileError(
                 f"numba.cuda could not compile {self.name}:\n{err}\n\nThe generated source:\n"
                 + "\n".join(f"{k:4d}  {ln}" for k, ln in enumerate(self.source.splitlines(), 1))
@@ -294,11 +321,14 @@ def _device_array(value):
 
 
 def _check_view(value):
-    """What the argument check sees: a device array as a memory-less view of its shape."""
+    """What the argument check sees: a device array as a memory-less view of its shape
+    (writable, as device memory is: the check refuses read-only outputs)."""
     dev = _device_array(value)
     if dev is None:
         return value
-    return np.broadcast_to(np.zeros((), dtype=np.dtype(str(dev.dtype))), tuple(dev.shape))
+    shape = tuple(dev.shape)
+    return np.lib.stride_tricks.as_strided(np.zeros((), dtype=np.dtype(str(dev.dtype))), shape,
+                                           (0,) * len(shape), writeable=True)
 
 
 def _host_value(arg, checked):

@@ -9,6 +9,8 @@ flavour changes only what differs on a GPU:
   (small ones with constant indices become scalar variables, i.e. registers), declared at the
   top of the kernel;
 - ``T.tvm_storage_sync("shared")`` is ``cuda.syncthreads()``;
+- a block's iteration variables that its body never reads are not bound (a thread's
+  unrolled tile would otherwise repeat ``vi = ...`` lines that Numba types one by one);
 - float intrinsics use ``math`` (``math.exp``), which Numba's CUDA target maps to CUDA's
   ``expf``/``exp``; integer helpers are ``@cuda.jit(device=True)`` functions.
 
@@ -22,8 +24,9 @@ Example::
 
 from __future__ import annotations
 
+from mlckit.ir.node import Node
 from mlckit.tir import stmt as S
-from mlckit.tir.expr import IntImm, Var
+from mlckit.tir.expr import IntImm, IterVarType, Var
 
 from ..codegen import _Generator
 from ..codegen_common import HELPERS, P_ATOM, Flavour, np_scalar
@@ -72,6 +75,17 @@ class _KernelGenerator(_Generator):
             self.body(s.body)
         self.ctx_loops.pop()
         self.pop_scope()
+
+    def stmt_BlockRealize(self, s: S.BlockRealize):
+        block = s.block
+        used = _var_ids([block.body, block.init])
+        keep = [k for k, iv in enumerate(block.iter_vars)
+                if id(iv.var) in used
+                or (block.init is not None and iv.iter_type == IterVarType.CommReduce)]
+        if len(keep) < len(block.iter_vars):
+            s = s.replace(iter_values=[s.iter_values[k] for k in keep],
+                          block=block.replace(iter_vars=[block.iter_vars[k] for k in keep]))
+        super().stmt_BlockRealize(s)
 
     def alloc(self, buf, stmt):
         self.check_buffer_supported(buf)
@@ -124,6 +138,20 @@ class _HostGenerator(_Generator):
         self.emit(f'{name} = empty(({shape}), "{buf.dtype}")  # device memory', stmt)
 
 
+def _var_ids(obj, out: set | None = None) -> set:
+    """Ids of the variables read in ``obj`` (statements, expressions, lists of them)."""
+    out = set() if out is None else out
+    if isinstance(obj, Var):
+        out.add(id(obj))
+    elif isinstance(obj, (list, tuple)):
+        for x in obj:
+            _var_ids(x, out)
+    elif isinstance(obj, Node):
+        for name in obj.field_names():
+            _var_ids(getattr(obj, name), out)
+    return out
+
+
 def _dims_text(gen, dims) -> str:
     texts = [gen.expr_text(d) for d in dims]
     return texts[0] if len(texts) == 1 else f"({', '.join(texts)})"
@@ -151,8 +179,10 @@ def kernel_func(func, kernel: Kernel, host_buffers: list):
     return func.replace(params=params, buffer_map=buffer_map, body=kernel.stmt)
 
 
-def cuda_source(func, kernels: list, name: str, host_buffers: list) -> str:
-    """The Python module: helpers, one ``@cuda.jit`` kernel per :class:`Kernel`, the host."""
+def cuda_source(func, kernels: list, name: str, host_buffers: list,
+                fastmath: bool = False) -> str:
+    """The Python module: helpers, one ``@cuda.jit`` kernel per :class:`Kernel`, the host
+    (``fastmath``: the kernels are ``@cuda.jit(fastmath=True)``)."""
     parts, helpers, uses_math = [], set(), False
     kernel_params = {}
     for k in kernels:
@@ -165,7 +195,7 @@ def cuda_source(func, kernels: list, name: str, host_buffers: list) -> str:
         start = next(i for i, ln in enumerate(lines) if ln.startswith(f"def {src.func_name}("))
         launch = " x ".join(f"{e}" for e in k.grid), " x ".join(f"{e}" for e in k.block)
         parts.append("\n".join([
-            f"@cuda.jit  # launched as grid {launch[0]}, block {launch[1]}"
+            f"@cuda.jit{'(fastmath=True)' if fastmath else ''}  # launched as grid {launch[0]}, block {launch[1]}"
             + (f"; {k.shared_bytes} bytes of shared memory" if k.shared else ""),
             *lines[start:]]))
     host = _HostGenerator(func, name, CUDA, kernels, kernel_params).run()

@@ -23,6 +23,7 @@ from mlckit.error import TVMValueError
 from mlckit.ffi.registry import register_func
 
 from .executable import DataType, ShapeTuple
+from .memory import is_tensor
 
 
 class VMStructInfoError(TVMValueError):
@@ -128,7 +129,7 @@ def check_tensor_info(value, ndim, dtype, err_ctx=""):
             and (not dtype or value.dtype == _np_dtype(dtype))):
         return  # the common case, without building the error context
     ctx = _Ctx(err_ctx)
-    if not isinstance(value, np.ndarray):
+    if not is_tensor(value):  # a NumPy array, or a device array on a GPU
         ctx.fail(f"expected a tensor, got {_describe_value(value)}")
     if ndim != -1 and value.ndim != ndim:
         ctx.fail(f"expected {ndim} dimension{'s' if ndim != 1 else ''}, got {value.ndim} (its "
@@ -211,7 +212,7 @@ def _shape_note(values, unit) -> str:
 @builtin("vm.builtin.match_shape")
 def match_shape(value, heap, ndim, *args):
     *codes, err_ctx = args
-    shape = value.shape if isinstance(value, np.ndarray) else value
+    shape = value.shape if is_tensor(value) else value
     if len(shape) != ndim:
         _Ctx(err_ctx).fail(f"expected {ndim} dimensions, got shape {tuple(shape)}")
     _match(shape, heap, codes, err_ctx, "dimension")
@@ -246,8 +247,9 @@ class Storage:
 
     __slots__ = ("buffer", "device", "views")
 
-    def __init__(self, nbytes: int, device=None):
-        self.buffer = np.empty(nbytes, dtype=np.uint8)
+    def __init__(self, nbytes: int, device=None, buffer=None):
+        # ``buffer``: the bytes in the VM's memory (device memory on a GPU), else host bytes
+        self.buffer = np.empty(nbytes, dtype=np.uint8) if buffer is None else buffer
         self.device = device
         self.views: dict = {}
 
@@ -291,7 +293,9 @@ def alloc_storage(vm, size, device_index=0, dtype=None, scope="global"):
             # holds it (two storages asked for before any tensor is carved stay distinct)
             if sys.getrefcount(storage) == 3 and not storage.in_use():
                 return storage
-    storage = Storage(nbytes, getattr(vm, "device", None))
+    memory = getattr(vm, "memory", None)  # the GPU's memory for a VM on one (memory.py)
+    storage = Storage(nbytes, getattr(vm, "device", None),
+                      None if memory is None else memory.empty_bytes(nbytes))
     if vm is not None:
         vm._storage_bytes += nbytes
     if pool is not None and len(kept) < POOL_DEPTH:

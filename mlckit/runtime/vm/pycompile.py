@@ -91,7 +91,8 @@ class _Writer:
         if a.kind == ArgKind.Immediate:
             return repr(int(a.value))
         if a.kind == ArgKind.ConstIdx:
-            return self.const(self.consts[a.value])
+            # a VM on a GPU passes its device copy of the constant
+            return self.const(self.vm.memory.constant(self.consts[a.value]))
         raise _Unsupported  # a function reference as a value: the interpreter's _FuncRef
 
     def dst(self, r: int) -> str:

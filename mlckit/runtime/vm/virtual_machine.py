@@ -34,6 +34,7 @@ from . import builtins as _builtins  # noqa: F401 - registers vm.builtin.*
 from .builtins import ShapeHeap
 from .bytecode import VM_REGISTER, VOID_REGISTER, ArgKind, Opcode
 from .executable import Executable
+from .memory import vm_memory
 from .pycompile import CompiledFunction, compile_function
 
 _CALL, _RET, _GOTO, _IF = 0, 1, 2, 3
@@ -57,11 +58,31 @@ def _to_vm(value):
     return value
 
 
-def _nd(device):
+def _to_device_vm(memory):
+    """``_to_vm`` for a VM whose tensors live on the GPU: host arrays are copied there once,
+    device arrays (and device NDArrays) are taken as they are."""
+
+    def to_vm(value):
+        inner = getattr(value, "_mlckit_device_array", None)
+        if inner is not None and inner() is not None:
+            return inner()
+        value = _to_vm(value)
+        if isinstance(value, np.ndarray):
+            return memory.to_device(value)
+        if type(value) is tuple:
+            return tuple(to_vm(v) for v in value)
+        return value
+
+    return to_vm
+
+
+def _nd(device, on_device: bool = False):
     from mlckit.runtime.ndarray import NDArray
 
+    from .memory import is_tensor
+
     def wrap(value):
-        if isinstance(value, np.ndarray):
+        if isinstance(value, np.ndarray) or (on_device and is_tensor(value)):
             return NDArray(value, device)
         if isinstance(value, tuple) and type(value) is tuple:
             return tuple(wrap(v) for v in value)
@@ -88,6 +109,9 @@ def _check_arity(name: str, func, count: int) -> None:
 
 
 def _from_user(value):
+    device_array = getattr(value, "_mlckit_device_array", None)
+    if device_array is not None and device_array() is not None:
+        return device_array()
     view = getattr(value, "_mlckit_numpy_view", None)
     if view is not None:
         return view()
@@ -167,7 +191,9 @@ class VirtualMachine:
         self.device = device
         self._storage_bytes = 0
         self._storage_pool: dict = {}  # nbytes -> storages to reuse (vm.builtin.alloc_storage)
-        self._wrap_out = _nd(device)
+        self.memory = vm_memory(device)  # host memory, or the GPU's (memory.py)
+        self._wrap_out = _nd(device, self.memory.on_device)
+        self._to_vm = _to_device_vm(self.memory) if self.memory.on_device else _to_vm
         self._profiling: dict | None = None
         self._funcs: list = [self._resolve(i) for i in range(len(rt_mod.func_table))]
         self._code: dict[int, tuple] = {}
@@ -234,7 +260,7 @@ class VirtualMachine:
                     elif a.kind == ArgKind.Immediate:
                         spec.append((False, a.value))
                     elif a.kind == ArgKind.ConstIdx:
-                        spec.append((False, consts[a.value]))
+                        spec.append((False, self.memory.constant(consts[a.value])))
                     else:
                         spec.append((False, _FuncRef(self, a.value)))
                 code.append((_CALL, instr.func_idx, tuple(spec), instr.dst))
@@ -332,10 +358,13 @@ class VirtualMachine:
         idx = self._entry(name)
         num_args = self.exec.func_table[idx].num_args
         wrap, run, ndarray = self._wrap_out, self._run, np.ndarray
+        on_device, to_device = self.memory.on_device, self._to_vm
 
         def call(*args):
             if len(args) != num_args:
                 self._check_count(idx, args)
+            if on_device:  # every host array is copied to the GPU once
+                return wrap(run(idx, [to_device(a) for a in args]))
             return wrap(run(idx, [a if type(a) is ndarray else _to_vm(a) for a in args]))
 
         call.__name__ = name

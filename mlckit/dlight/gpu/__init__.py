@@ -1,0 +1,5 @@
+"""GPU schedule rules (``tvm.dlight.gpu``): ``Fallback``."""
+
+from .fallback import Fallback
+
+__all__ = ["Fallback"]

@@ -1,0 +1,119 @@
+"""``dlight.gpu.Fallback``: bind each block's loops to the GPU's threads, one output per thread.
+
+For each block of the function (under the root block, not yet bound): its loops are put in
+the order spatial, reduction, other; the spatial ones fused and split by the target's
+``max_threads_per_block`` (1024 for CUDA); the pieces bound to ``blockIdx.x`` and ``threadIdx.x``;
+a block with a reduction loop gets its initialisation decomposed above that loop.  A block
+without a spatial loop gets a unit loop to bind.  As TVM's rule, this makes any legalized
+operator run on a GPU, not run fast.
+
+Before / after on ``B[i, j] = A[i, j] * 2`` over (4, 300)::
+
+    for i, j in T.grid(4, 300):            for i_j_fused_0 in T.thread_binding(2, thread="blockIdx.x"):
+        with T.block("B"): ...                 for i_j_fused_1 in T.thread_binding(1024, thread="threadIdx.x"):
+                                                   with T.block("B"):
+                                                       T.where(i_j_fused_0 * 1024 + i_j_fused_1 < 1200)
+                                                       ...
+"""
+
+from __future__ import annotations
+
+from mlckit.ir.node import Node
+from mlckit.tir import stmt as S
+from mlckit.tir.expr import IntImm, IterVarType, Var
+from mlckit.tir.schedule import Schedule
+
+from ..base import ScheduleRule
+
+__all__ = ["Fallback"]
+
+
+def _var_ids(obj, out: set) -> set:
+    if isinstance(obj, Var):
+        out.add(id(obj))
+    elif isinstance(obj, (list, tuple)):
+        for x in obj:
+            _var_ids(x, out)
+    elif isinstance(obj, Node):
+        for name in obj.field_names():
+            _var_ids(getattr(obj, name), out)
+    return out
+
+
+def _loop_kinds(realize: S.BlockRealize, loops: list) -> list[str]:
+    """"S", "R" or "O" per loop: feeding only spatial, only reduction, or other iterators."""
+    spatial, reduction = set(), set()
+    for iv, value in zip(realize.block.iter_vars, realize.iter_values):
+        used = _var_ids(value, set())
+        (spatial if iv.iter_type == IterVarType.DataPar else reduction).update(used)
+    kinds = []
+    for loop in loops:
+        v = id(loop.loop_var)
+        kinds.append("S" if v in spatial and v not in reduction
+                     else "R" if v in reduction and v not in spatial else "O")
+    return kinds
+
+
+class Fallback(ScheduleRule):
+    """Bind every block's fused spatial loops to ``blockIdx.x`` x ``threadIdx.x``
+    (``mlckit.dlight.gpu.Fallback()``, as TVM's)."""
+
+    def is_target_available(self, target) -> bool:
+        return "gpu" in target.keys
+
+    def apply(self, func, target, tunable):
+        if not self.is_target_available(target):
+            return None
+        attrs = target.attrs or {}
+        max_threads = int(attrs.get("max_threads_per_block") or attrs.get("max_num_threads")
+                          or 1024)
+        sch = Schedule(func)
+        reductions = []
+        for block in sch.get_child_blocks(sch.get_block("root")):
+            loops = sch.get_loops(block)
+            loop_stmts = [sch.get(lp) for lp in loops]
+            if not loops or any(lp.kind == S.ForKind.THREAD_BINDING for lp in loop_stmts):
+                continue
+            realize = sch.get_sref(block).stmt
+            kinds = _loop_kinds(_realize_of(sch, block, realize), loop_stmts)
+            s_loops = [lp for lp, k in zip(loops, kinds) if k == "S"]
+            r_loops = [lp for lp, k in zip(loops, kinds) if k == "R"]
+            o_loops = [lp for lp, k in zip(loops, kinds) if k == "O"]
+            if not s_loops:
+                s_loops = [sch.add_unit_loop(block)]
+            sch.reorder(*s_loops, *r_loops, *o_loops)
+            fused = sch.fuse(*s_loops) if len(s_loops) > 1 else s_loops[0]
+            extent = sch.get(fused).extent
+            if not isinstance(extent, IntImm):
+                return None  # a symbolic extent: split cannot infer the block count here
+            bx, tx = sch.split(fused, [None, max_threads])
+            sch.bind(bx, "blockIdx.x")
+            sch.bind(tx, "threadIdx.x")
+            if r_loops:
+                reductions.append((block, r_loops[0]))
+        for block, loop in reductions:
+            if sch.get_sref(block).stmt.init is not None:
+                sch.decompose_reduction(block, loop)
+        return sch
+
+
+def _realize_of(sch, block, stmt):
+    """The BlockRealize of ``block`` (its iter values), found under its outermost loop."""
+    if isinstance(stmt, S.BlockRealize):
+        return stmt
+    target = stmt  # a Block: find the realize that holds it
+    found = []
+
+    def walk(s):
+        if isinstance(s, S.BlockRealize) and s.block is target:
+            found.append(s)
+            return
+        if isinstance(s, Node):
+            for name in s.field_names():
+                walk(getattr(s, name))
+        elif isinstance(s, (list, tuple)):
+            for x in s:
+                walk(x)
+
+    walk(sch.get(sch.get_loops(block)[0]))
+    return found[0]
