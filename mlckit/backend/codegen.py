@@ -81,6 +81,7 @@ from .codegen_common import (  # noqa: F401 - re-exported
 from .codegen_expr import ExprWriter
 from .codegen_lanes import VectorLanes
 from .codegen_local import LocalScalars, _NotScalar
+from .codegen_promote import RegisterPromotion
 
 __all__ = ["CodegenError", "Flavour", "GeneratedSource", "LNUMPY", "NUMBA", "generate", "func_name"]
 
@@ -125,6 +126,7 @@ class _Loop:
     kind: ForKind
     pre: list
     indent: int
+    stmt: For
     bound: set = field(default_factory=set)  # ids of vars defined inside the loop
 
 
@@ -146,7 +148,7 @@ def _binds_copy_of(stmt, var_ids: set) -> bool:
 
 
 
-class _Generator(ExprWriter, LocalScalars, VectorLanes):
+class _Generator(ExprWriter, LocalScalars, VectorLanes, RegisterPromotion):
     def __init__(self, func: PrimFunc, name: str, flavour: Flavour, not_scalar: frozenset = frozenset()):
         self.func = func
         # a PrimFunc named like a builtin the generated code calls (Relax names the PrimFunc
@@ -172,6 +174,7 @@ class _Generator(ExprWriter, LocalScalars, VectorLanes):
         self.hoisted: set[int] = set()
         self.top_pre: list = []
         self.pending: list[str] = []  # lines an expression needs before its statement
+        self.promoted: dict[int, str] = {}  # id(load/store) -> scalar holding its element
 
     # -- naming ----------------------------------------------------------------------------
     def bind(self, obj, hint: str, type_key: str, scoped: bool = True) -> str:
@@ -321,6 +324,10 @@ class _Generator(ExprWriter, LocalScalars, VectorLanes):
         if self.lane is not None:
             self.lane_store(s)
             return
+        held = self.promoted.get(id(s))
+        if held is not None:  # an element kept in a scalar over the loop
+            self.emit(f"{held} = {self.promoted_store_value(s)}", s)
+            return
         target = self.buffer_access(s.buffer, s.indices)
         # a scalar variable must keep its type: constants stored to it are typed
         value = self.expr_text(s.value, store=id(s.buffer) not in self.scalars)
@@ -411,12 +418,14 @@ class _Generator(ExprWriter, LocalScalars, VectorLanes):
         self.out.append(pre)
         self.push_scope()
         var = self.bind(s.loop_var, s.loop_var.name_hint, "int64")
+        held = self.promote_begin(s)
         self.emit(f"for {var} in {rng}({bounds}):{comment}", s)
-        self.loops.append(_Loop(s.loop_var, kind, pre, self.indent))
+        self.loops.append(_Loop(s.loop_var, kind, pre, self.indent, s))
         self.ctx_loops.append(var)
         self.body(s.body)
         self.ctx_loops.pop()
         self.loops.pop()
+        self.promote_end(s, held)
         self.pop_scope()
 
     def unrolled(self, s: For):

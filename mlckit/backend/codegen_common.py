@@ -43,11 +43,15 @@ class Flavour:
     # T.vectorized loops with a constant extent up to this, whose lanes are independent,
     # are written lane by lane: every lane's value computed, then every lane stored
     vector_lanes: int = 0
+    # in an innermost loop, an element whose index does not move with it is held in a
+    # scalar (loaded before the loop, stored after it when written): codegen_promote
+    promote_invariant: bool = False
 
 
 LNUMPY = Flavour("lnumpy")
 NUMBA = Flavour("numba", typed_float_consts=True, prange=True, unroll_limit=64,
-                hoist_alloc=True, njit_helpers=True, scalarize_limit=64, vector_lanes=64)
+                hoist_alloc=True, njit_helpers=True, scalarize_limit=64, vector_lanes=64,
+                promote_invariant=True)
 
 
 

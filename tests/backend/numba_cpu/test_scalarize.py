@@ -44,7 +44,7 @@ def test_tile_with_a_serial_loop_stays_an_array():
     # blocked() without packing: the tile's loops are serial, so its indices are not constants
     src = numba_cpu.build(blocked(), cache=False).source
     assert 'C_local = np.empty((2, 8), dtype="float32")' in src
-    assert "C_local[i_1, j_1] = C_local[i_1, j_1] + A[vi, vk] * B[vk, vj]" in src
+    assert "C_local[i_1, j_1] = C_local[i_1, j_1] + A_ik * B[vk, vj]" in src  # A held over j_1
     _check(blocked())
 
 
