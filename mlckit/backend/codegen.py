@@ -79,6 +79,7 @@ from .codegen_common import (  # noqa: F401 - re-exported
     np_scalar,
 )
 from .codegen_expr import ExprWriter
+from .codegen_flat import FlatParams
 from .codegen_lanes import VectorLanes
 from .codegen_local import LocalScalars, _NotScalar
 from .codegen_promote import RegisterPromotion
@@ -148,7 +149,7 @@ def _binds_copy_of(stmt, var_ids: set) -> bool:
 
 
 
-class _Generator(ExprWriter, LocalScalars, VectorLanes, RegisterPromotion):
+class _Generator(ExprWriter, LocalScalars, VectorLanes, RegisterPromotion, FlatParams):
     def __init__(self, func: PrimFunc, name: str, flavour: Flavour, not_scalar: frozenset = frozenset()):
         self.func = func
         # a PrimFunc named like a builtin the generated code calls (Relax names the PrimFunc
@@ -175,6 +176,8 @@ class _Generator(ExprWriter, LocalScalars, VectorLanes, RegisterPromotion):
         self.top_pre: list = []
         self.pending: list[str] = []  # lines an expression needs before its statement
         self.promoted: dict[int, str] = {}  # id(load/store) -> scalar holding its element
+        self.flat: dict = {}  # constant-shape parameters read through flat views
+        self.flat_pre: list = []
 
     # -- naming ----------------------------------------------------------------------------
     def bind(self, obj, hint: str, type_key: str, scoped: bool = True) -> str:
@@ -253,12 +256,19 @@ class _Generator(ExprWriter, LocalScalars, VectorLanes, RegisterPromotion):
                 if isinstance(dim, Var) and id(dim) not in self.names:
                     var_name = self.bind(dim, dim.name_hint, dim.dtype, scoped=False)
                     self.emit(f"{var_name} = {self.names[id(buf)]}.shape[{axis}]")
+        if self.flavour.flat_params:
+            self.plan_flat_params()
+            self.out.append(self.flat_pre)
         self.out.append(self.top_pre)
         start = len(self.out)
         self.stmt(func.body)
-        if len(self.out) == start and not self.top_pre:
+        if len(self.out) == start and not self.top_pre and not self.flat_pre:
             self.emit("pass")
         return self.finish()
+
+    def top_line(self, text: str) -> _Line:
+        """A line at the top of the function body (before its first statement)."""
+        return _Line(1, text, None, ((), ()))
 
     def finish(self) -> GeneratedSource:
         lines: list[_Line] = []

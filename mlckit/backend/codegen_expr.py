@@ -87,6 +87,9 @@ class ExprWriter:
     def buffer_access(self, buf: Buffer, indices) -> str:
         if id(buf) in self.scalars:
             return self.scalar_access(buf, indices)
+        flat = self.flat_access(buf, indices)
+        if flat is not None:
+            return flat
         name = self.name_of(buf)
         if not indices:
             return f"{name}[()]"
