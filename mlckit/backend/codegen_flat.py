@@ -26,7 +26,9 @@ Example::
 from __future__ import annotations
 
 from mlckit.tir.buffer import Buffer
-from mlckit.tir.expr import Add, IntImm, Mul, Var
+from mlckit.tir.expr import IntImm, Mul, Var
+
+from .codegen_common import P_ADD
 
 __all__ = ["FlatParams"]
 
@@ -59,11 +61,11 @@ class FlatParams:
             name = self.names[id(buf)]
             entry[0] = self.bind(Var(f"{name}_flat", "handle"), f"{name}_flat",
                                  f"buffer:{buf.dtype}:1", scoped=False)
-        index = None
-        for i, stride in zip(indices, entry[1]):
-            term = i if stride == 1 else Mul(i, IntImm(i.dtype, stride))
-            index = term if index is None else Add(index, term)
-        text = f"{entry[0]}[{self.expr(index, 0)}]"
+        # integer sums are associative here (Python integers): no parentheses between terms
+        terms = [self.expr(i if stride == 1 else Mul(i, IntImm(i.dtype, stride)), P_ADD)
+                 for i, stride in zip(indices, entry[1])
+                 if not (isinstance(i, IntImm) and i.value == 0)]
+        text = f"{entry[0]}[{' + '.join(terms) or '0'}]"
         if len(entry) == 2:  # first use: create the view (and say why, once)
             entry.append(True)
             if not self.flat_pre:
