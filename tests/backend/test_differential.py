@@ -193,7 +193,7 @@ def _inplace_reference(choice, x, y):
     return x, y
 
 
-@_settings(60)
+@_settings(40)
 @given(choice=inplace_kernels(), seed=st.integers(0, 2**16))
 def test_elements_held_in_scalars_keep_the_sequential_result(choice, seed):
     where = "                T.where(k < 3)\n" if choice["where"] else ""
