@@ -26,7 +26,7 @@ __version__ = "0.1.0"
 
 # Submodules imported on first use: the parser (script), test helpers (testing), the
 # low-level NumPy twin (lnumpy) and the notebook tools pull in more than most programs need.
-_LAZY = ("script", "testing", "lnumpy", "notebook")
+_LAZY = ("script", "testing", "lnumpy", "notebook", "meta_schedule")
 
 
 def load_ipython_extension(ipython) -> None:

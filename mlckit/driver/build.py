@@ -1,7 +1,8 @@
 """``mlckit.build``: compile PrimFuncs into a runtime module of callables (TVM's ``tvm.build``).
 
 Targets: ``"llvm"`` and ``"numba"`` (also ``"llvm -mcpu=..."``, ``"cpu"``) select the Numba
-CPU backend; ``"lnumpy"`` the checked low-level NumPy reference.  Functions are called
+CPU backend; ``"lnumpy"`` the checked low-level NumPy reference; ``"cuda"`` (and its tags,
+``"nvidia/tesla-p100"``) the ``numba.cuda`` backend.  Functions are called
 destination-passing style with NumPy arrays or ``mlckit.nd`` arrays.
 
 Example::
@@ -40,19 +41,31 @@ def _build_lnumpy(func, name, **options):
     return lnumpy.build(func, name)
 
 
+def _build_cuda(func, name, target=None, **options):
+    from mlckit.backend import numba_cuda
+
+    return numba_cuda.build(func, name, target=target, **options)
+
+
 # backend name -> builder(func, name, **options) -> callable with .source
-BACKENDS: dict[str, Callable] = {"numba_cpu": _build_numba, "lnumpy": _build_lnumpy}
+BACKENDS: dict[str, Callable] = {"numba_cpu": _build_numba, "lnumpy": _build_lnumpy,
+                                 "numba_cuda": _build_cuda}
 # target kind -> backend name
 TARGETS: dict[str, str] = {"llvm": "numba_cpu", "numba": "numba_cpu", "cpu": "numba_cpu",
-                           "c": "numba_cpu", "numba_cpu": "numba_cpu", "lnumpy": "lnumpy"}
+                           "c": "numba_cpu", "numba_cpu": "numba_cpu", "lnumpy": "lnumpy",
+                           "cuda": "numba_cuda", "nvptx": "numba_cuda"}
+# backends whose builder also takes ``target=`` (the Target, for its device limits)
+TAKES_TARGET: set[str] = {"numba_cuda"}
 
 
-def register_backend(name: str, builder: Callable, targets=()) -> None:
+def register_backend(name: str, builder: Callable, targets=(), takes_target: bool = False) -> None:
     """Make ``builder(func, name, **options)`` the backend ``name`` for the target kinds
-    ``targets`` (how ``numba_cuda`` plugs in ``"cuda"``)."""
+    ``targets`` (``takes_target``: it is also given ``target=Target(...)``)."""
     BACKENDS[name] = builder
     for t in targets:
         TARGETS[t] = name
+    if takes_target:
+        TAKES_TARGET.add(name)
 
 
 def _target_kind(target) -> str:
@@ -70,8 +83,10 @@ def _target_kind(target) -> str:
 def build(func_or_mod, target="llvm", name: str | None = None, **options) -> Module:
     """Compile a PrimFunc or the PrimFuncs of an IRModule for ``target``.
 
-    ``target``: ``"llvm"`` / ``"numba"`` (Numba CPU) or ``"lnumpy"`` (checked reference).
-    ``options`` go to the backend (numba: ``fastmath=True``, ``cache=False``).
+    ``target``: ``"llvm"`` / ``"numba"`` (Numba CPU), ``"lnumpy"`` (checked reference) or
+    ``"cuda"`` (``numba.cuda``: a GPU, else the CPU or the simulator, see
+    ``mlckit.backend.numba_cuda``).  ``options`` go to the backend (numba: ``fastmath=True``,
+    ``cache=False``; cuda: ``mode="gpu"|"cpu"|"sim"``, ``sync=False``).
 
     Example::
 
@@ -80,6 +95,8 @@ def build(func_or_mod, target="llvm", name: str | None = None, **options) -> Mod
     """
     backend = TARGETS[_target_kind(target)]
     builder = BACKENDS[backend]
+    if backend in TAKES_TARGET:
+        options["target"] = Target(target if target is not None else Target.current())
     if isinstance(func_or_mod, PrimFunc):
         from mlckit.backend.codegen import func_name
 

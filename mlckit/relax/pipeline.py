@@ -106,15 +106,16 @@ def library_dispatch_passes(target=None) -> list[Pass]:
 
 
 def legalize_passes(target=None) -> list[Pass]:
-    """Legalization and fusion: the zero pipeline's passes.
+    """Legalization and fusion: ``FuseTransposeMatmul`` (mlckit adds it: ``x @ w.T`` reads
+    ``w`` in place instead of transposing it on every call), then the zero pipeline's passes.
 
     Example::
 
         mod = tvm.transform.Sequential(legalize_passes("llvm"))(mod)
     """
     _check_target(target, "legalize passes")
-    return [*_legalize_ops(), transform.AnnotateTIROpPattern(), transform.FoldConstant(),
-            transform.FuseOps(), transform.FuseTIR()]
+    return [transform.FuseTransposeMatmul(), *_legalize_ops(), transform.AnnotateTIROpPattern(),
+            transform.FoldConstant(), transform.FuseOps(), transform.FuseTIR()]
 
 
 def default_build_pipeline() -> ModulePass:

@@ -18,6 +18,11 @@ An implementation is
   style as the global function ``mlckit.lib.<name>`` and lowers the call to
   ``R.call_dps_packed("mlckit.lib.<name>", args, out_sinfo=...)``.
 
+A *form* names a variant of the call that a pass before ``LegalizeOps`` recognises:
+``relax.transform.FuseTransposeMatmul`` asks for the ``"transposed_b"`` implementations of
+``relax.matmul`` — lowerings of ``matmul(x, permute_dims(w))`` that read ``w`` in place — with
+``select(call, form="transposed_b")``.  ``LegalizeOps`` uses the plain form ``""`` only.
+
 Registering your own (a higher level wins; ties go to the first registered)::
 
     from mlckit.relax import strategy
@@ -55,7 +60,8 @@ class Implementation:
 
     ``lower(bb, call) -> Expr`` produces the lowered expression; ``targets`` are target kind
     names or keys (``"llvm"``, ``"lnumpy"``, ``"cpu"``, ``"gpu"`` …), None for every target;
-    ``kind`` is ``"te"`` or ``"library"``.
+    ``kind`` is ``"te"`` or ``"library"``; ``form`` the variant of the call it lowers
+    (``""``: the call as written; see the module doc).
     """
 
     op_name: str
@@ -66,6 +72,7 @@ class Implementation:
     targets: tuple[str, ...] | None = None
     schedule: Callable | None = None
     kind: str = "te"
+    form: str = ""
 
     def serves(self, target) -> bool:
         """True when this implementation is registered for ``target``'s kind."""
@@ -125,14 +132,14 @@ def add_implementation(impl: Implementation, override: bool = False) -> Implemen
 
 def register(op_name: str, name: str, *, level: int = 10, condition: Callable | None = None,
              targets: Sequence[str] | str | None = None, schedule: Callable | None = None,
-             override: bool = False) -> Callable:
+             form: str = "", override: bool = False) -> Callable:
     """Decorator registering ``fn(bb, call) -> Expr`` as implementation ``name`` of
     ``op_name``.
 
     ``level``: the priority (higher wins; the generic ones are 10); ``condition(call)``: when
     it applies (None: always); ``targets``: target kinds or keys it serves (None: all);
     ``schedule(sch)``: applied with ``tir.Schedule`` to the PrimFunc the lowered
-    ``R.call_tir`` calls.
+    ``R.call_tir`` calls; ``form``: the variant of the call it lowers (module doc).
 
     Example::
 
@@ -147,7 +154,8 @@ def register(op_name: str, name: str, *, level: int = 10, condition: Callable | 
             raise TVMTypeError(f"strategy.register({op_name!r}, {name!r}) decorates a function "
                                f"(bb, call) -> Expr, got {type(fn).__name__}")
         add_implementation(Implementation(op_name, name, fn, int(level), condition,
-                                          _targets(targets), schedule, "te"), override)
+                                          _targets(targets), schedule, "te", str(form)),
+                           override)
         return fn
 
     return decorate
@@ -155,12 +163,14 @@ def register(op_name: str, name: str, *, level: int = 10, condition: Callable | 
 
 def register_library(op_name: str, name: str, func: Callable, *, level: int = 10,
                      condition: Callable | None = None,
-                     targets: Sequence[str] | str | None = None,
-                     override: bool = False) -> Implementation:
+                     targets: Sequence[str] | str | None = None, form: str = "",
+                     vm_arrays: bool = False, override: bool = False) -> Implementation:
     """Register the Python function ``func(*inputs, out)`` (destination-passing style: it
     writes the result into ``out``) as the global function ``mlckit.lib.<name>`` and as an
     implementation lowering the call to ``R.call_dps_packed("mlckit.lib.<name>", args,
-    out_sinfo=<the call's struct info>)``.
+    out_sinfo=<the call's struct info>)``.  ``func`` receives ``mlckit.nd.NDArray``s, or, with
+    ``vm_arrays=True``, the VM's NumPy arrays as they are (no wrapping: for library functions
+    that only read and write arrays, such as mlckit's own).
 
     Example::
 
@@ -174,6 +184,8 @@ def register_library(op_name: str, name: str, func: Callable, *, level: int = 10
                            f"callable (*inputs, out), got {type(func).__name__}")
     packed = LIBRARY_PREFIX + name
     _check_op(op_name)
+    if vm_arrays:
+        func._mlckit_vm_builtin = True  # the VM passes its arrays unwrapped
     register_func(packed, func, override=True)
 
     def lower(bb, call):
@@ -183,7 +195,8 @@ def register_library(op_name: str, name: str, func: Callable, *, level: int = 10
 
     lower.__name__ = f"call_{name}"
     return add_implementation(Implementation(op_name, name, lower, int(level), condition,
-                                             _targets(targets), None, "library"), override)
+                                             _targets(targets), None, "library", str(form)),
+                              override)
 
 
 def unregister(op_name: str, name: str) -> None:
@@ -198,14 +211,16 @@ def unregister(op_name: str, name: str) -> None:
     raise TVMKeyError(f"strategy: {op_name} has no implementation {name!r} (it has: {known})")
 
 
-def implementations(op_name: str) -> list[Implementation]:
-    """The implementations of ``op_name``, highest level first (ties: first registered)."""
-    impls = list(_TABLE.get(op_name, []))
+def implementations(op_name: str, form: str | None = "") -> list[Implementation]:
+    """The implementations of ``op_name`` of ``form`` (default: the plain form ``LegalizeOps``
+    uses; None: every form), highest level first (ties: first registered)."""
+    impls = [i for i in _TABLE.get(op_name, []) if form is None or i.form == form]
     return sorted(impls, key=lambda i: -i.level)  # sorted() is stable: ties keep their order
 
 
-def has_implementations(op_name: str) -> bool:
-    return bool(_TABLE.get(op_name))
+def has_implementations(op_name: str, form: str = "") -> bool:
+    """True when ``op_name`` has an implementation of ``form``."""
+    return any(i.form == form for i in _TABLE.get(op_name, []))
 
 
 def te_compute(te_func: Callable, primfunc_name: str | None = None) -> Callable:
@@ -233,16 +248,17 @@ def current_target():
     return Target.current() or Target("llvm")
 
 
-def select(call, target=None) -> Implementation | None:
+def select(call, target=None, form: str = "") -> Implementation | None:
     """The implementation ``LegalizeOps`` uses for ``call`` on ``target`` (default: the
-    current one), logged on ``mlckit.strategy``; None when the operator has none at all.
+    current one), logged on ``mlckit.strategy``; None when the operator has none at all
+    (of ``form``: see the module doc).
 
     Raises ``NoApplicableImplementation`` (naming the operator and the target, and why each
     implementation was rejected) when it has some but none applies.
     """
     op_name = call.op.name
     target = target if target is not None else current_target()
-    impls = implementations(op_name)
+    impls = implementations(op_name, form)
     if not impls:
         return None
     rejected = []
@@ -263,7 +279,8 @@ def select(call, target=None) -> Implementation | None:
         why += f"; skipped {'; '.join(rejected)}"
     if later:
         why += f"; lower: {', '.join(str(i) for i in later)}"
-    logger.info("%s -> %s (level %d) for target %s: %s", op_name, chosen.name, chosen.level,
+    logger.info("%s -> %s (level %d) for target %s: %s",
+                f"{op_name} ({form})" if form else op_name, chosen.name, chosen.level,
                 target.kind.name, why)
     return chosen
 

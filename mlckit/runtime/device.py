@@ -1,7 +1,8 @@
 """Devices, named as in TVM: ``mlckit.cpu()``, ``mlckit.cuda(0)``, ``mlckit.device("cuda")``.
 
-A Device is a (type, id) pair.  mlckit keeps data in host memory (NumPy) for both: the CUDA
-backend copies to the GPU (or uses Numba's simulator) when a kernel runs.
+A Device is a (type, id) pair.  ``mlckit.nd.array(x, mlckit.cuda(0))`` puts the data in GPU
+memory when there is a GPU, else keeps it in host memory (the CUDA backend then runs on the
+CPU or on Numba's simulator).
 
 Example::
 
@@ -39,18 +40,17 @@ class Device:
         """Whether the device is there (CUDA: a GPU Numba can see)."""
         if self.device_type == 1:
             return True
-        try:
-            from numba import cuda
-        except ImportError:
+        from . import cuda_driver
+
+        if not cuda_driver.has_gpu():  # asked without importing numba.cuda where possible
             return False
-        try:
-            return bool(cuda.is_available()) and self.device_id < len(cuda.gpus)
-        except Exception:  # noqa: BLE001 - no driver means no device
-            return False
+        from numba import cuda
+
+        return self.device_id < len(cuda.gpus)
 
     def sync(self) -> None:
         """Wait for the device (a no-op on the CPU)."""
-        if self.device_type == 2 and self.exist:
+        if self.device_type == 2 and self.exist:  # a real GPU: wait for its launches
             from numba import cuda
 
             cuda.synchronize()

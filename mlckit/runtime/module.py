@@ -72,6 +72,8 @@ def time_evaluator(func: Callable, dev=None, number: int = 10, repeat: int = 1,
                 start = time.perf_counter()
                 for _ in range(n):
                     func(*args)
+                if dev is not None and hasattr(dev, "sync"):
+                    dev.sync()  # GPU launches return at once: wait for them
                 elapsed = time.perf_counter() - start
                 if elapsed * 1e3 >= min_repeat_ms or n >= 1 << 20:
                     break
@@ -121,6 +123,12 @@ class Module:
     def get_source(self, fmt: str = "") -> str:
         return "\n\n".join(str(f.source) for f in self.functions.values())
 
+    @property
+    def imported_modules(self) -> list:
+        """TVM keeps a GPU kernel's source in an imported module; here the module itself
+        (``rt_mod.imported_modules[0].get_source()`` shows the kernels)."""
+        return [self]
+
     def time_evaluator(self, func_name: str, dev=None, number: int = 10, repeat: int = 1,
                        min_repeat_ms: float = 0, f_preproc: str = "", **_ignored) -> Callable:
         """A timer for ``func_name`` (see :func:`time_evaluator`).
@@ -162,6 +170,10 @@ class Executable:
 
     def get_source(self, fmt: str = "") -> str:
         return self.mod.get_source(fmt)
+
+    @property
+    def imported_modules(self) -> list:
+        return self.mod.imported_modules
 
     def time_evaluator(self, func_name: str, dev=None, **kwargs) -> Callable:
         return self.mod.time_evaluator(func_name, dev, **kwargs)

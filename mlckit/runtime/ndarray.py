@@ -20,8 +20,19 @@ from .device import device as _device
 __all__ = ["NDArray", "array", "empty", "from_dlpack"]
 
 
+def _on_gpu(device: Device) -> bool:
+    """Whether an array for ``device`` lives in GPU memory (a CUDA device, and a real GPU)."""
+    if device.device_type != 2:
+        return False
+    from . import cuda_driver
+
+    return cuda_driver.has_gpu()
+
+
 class NDArray:
-    """A tensor in host memory with a :class:`Device` tag.
+    """A tensor with a :class:`Device` tag: in host memory, or, for ``mlckit.cuda(0)`` on a
+    machine with a CUDA GPU, in device memory (a ``numba.cuda`` device array).  Without a
+    GPU a CUDA NDArray stays in host memory (the CPU and simulator modes run on it).
 
     Kernels built by mlckit write into NDArrays in place (destination passing).
     """
@@ -46,7 +57,9 @@ class NDArray:
         return self._array.ndim
 
     def numpy(self) -> np.ndarray:
-        """A NumPy copy of the data."""
+        """A NumPy copy of the data (copied from the GPU for a device array)."""
+        if not isinstance(self._array, np.ndarray):
+            return self._array.copy_to_host()
         return self._array.copy()
 
     asnumpy = numpy
@@ -56,7 +69,13 @@ class NDArray:
         src = source._array if isinstance(source, NDArray) else np.asarray(source)
         if tuple(src.shape) != self.shape:
             raise TVMValueError(f"copyfrom: shape {tuple(src.shape)} does not match {self.shape}")
-        self._array[...] = src
+        if not isinstance(self._array, np.ndarray):  # into GPU memory (from host or GPU)
+            self._array.copy_to_device(np.ascontiguousarray(src, dtype=self.dtype)
+                                       if isinstance(src, np.ndarray) else src)
+        elif not isinstance(src, np.ndarray):  # from GPU memory
+            self._array[...] = src.copy_to_host()
+        else:
+            self._array[...] = src
         return self
 
     def copyto(self, target) -> NDArray:
@@ -64,7 +83,7 @@ class NDArray:
         if isinstance(target, NDArray):
             target.copyfrom(self)
             return target
-        return NDArray(self._array.copy(), _device(target))
+        return array(self, _device(target))
 
     def same_as(self, other) -> bool:
         return self is other
@@ -72,10 +91,21 @@ class NDArray:
     # -- interop -----------------------------------------------------------------------
     def _mlckit_numpy_view(self) -> np.ndarray:
         """The array itself (no copy): what kernels read and write."""
+        if not isinstance(self._array, np.ndarray):
+            from mlckit.error import TVMTypeError
+
+            raise TVMTypeError(
+                f"this array lives in the memory of {self.device}: a CPU kernel cannot use it; "
+                "copy it with .numpy() or .copyto(mlckit.cpu())")
         return self._array
 
+    def _mlckit_device_array(self):
+        """The ``numba.cuda`` device array behind a GPU NDArray, else None."""
+        return None if isinstance(self._array, np.ndarray) else self._array
+
     def __array__(self, dtype=None, copy=None):
-        return self._array if dtype is None else self._array.astype(dtype)
+        host = self._array if isinstance(self._array, np.ndarray) else self.numpy()
+        return host if dtype is None else host.astype(dtype)
 
     def __dlpack__(self, stream=None, **kwargs):
         return self._array.__dlpack__(**kwargs) if kwargs else self._array.__dlpack__()
@@ -84,10 +114,10 @@ class NDArray:
         return self._array.__dlpack_device__()
 
     def __repr__(self) -> str:
-        return f"<mlckit.nd.NDArray shape={self.shape}, {self.device}>\n{self._array!r}"
+        return f"<mlckit.nd.NDArray shape={self.shape}, {self.device}>\n{np.asarray(self)!r}"
 
     def __str__(self) -> str:
-        return str(self._array)
+        return str(np.asarray(self))
 
     def _repr_html_(self) -> str | None:
         """Shape, dtype, device and values as HTML in a notebook (``mlckit.notebook.reprs``, imported only now); None,
@@ -102,15 +132,25 @@ class NDArray:
 def array(arr, device: Device | str | None = None, dtype=None) -> NDArray:
     """A new NDArray holding a copy of ``arr`` (``mlckit.nd.array(np_arr, mlckit.cpu())``)."""
     if isinstance(arr, NDArray):
-        arr = arr._array
+        arr = np.asarray(arr)
     data = np.array(arr, dtype=dtype, copy=True, order="C")
-    return NDArray(data, _device(device) if device is not None else cpu())
+    dev = _device(device) if device is not None else cpu()
+    if _on_gpu(dev):
+        from . import cuda_driver
+
+        return NDArray(cuda_driver.numba_cuda().to_device(data), dev)
+    return NDArray(data, dev)
 
 
 def empty(shape, dtype="float32", device: Device | str | None = None) -> NDArray:
     """An uninitialised NDArray (``mlckit.nd.empty((n,), "float32")``)."""
     shape = (shape,) if isinstance(shape, int) else tuple(int(s) for s in shape)
-    return NDArray(np.empty(shape, dtype=dtype), _device(device) if device is not None else cpu())
+    dev = _device(device) if device is not None else cpu()
+    if _on_gpu(dev):
+        from . import cuda_driver
+
+        return NDArray(cuda_driver.numba_cuda().device_array(shape, dtype=dtype), dev)
+    return NDArray(np.empty(shape, dtype=dtype), dev)
 
 
 def from_dlpack(obj) -> NDArray:

@@ -166,3 +166,16 @@ def test_zero_pipeline_legalizes_folds_and_fuses_high_level_operators():
     for mod in (Module, out):
         vm = relax.VirtualMachine(mlckit.compile(mod, "llvm"), mlckit.cpu())
         np.testing.assert_allclose(vm["main"](x, y).numpy(), np.exp(x + y) * 2, rtol=1e-5)
+
+
+def test_the_cpu_default_pipeline_reads_transposed_weights_in_place():
+    mod, ws = _mlp()
+    seen = []
+
+    class Names(PassInstrument):
+        def run_before_pass(self, mod, info):
+            seen.append(info.name)
+
+    with PassContext(instruments=[Names()]):
+        relax.get_default_pipeline("llvm")(mod)
+    assert seen.index("FuseTransposeMatmul") < seen.index("LegalizeOps") < seen.index("FuseOps")

@@ -92,3 +92,48 @@ def test_decorator_refuses_a_non_function():
 
 def test_ops_know_tvm_argument_names():
     assert Op.get("relax.ewise_fma").get_attr("arguments") == ("x1", "x2", "x3")
+
+
+def test_an_implementation_of_a_form_is_chosen_only_for_that_form():
+    fn = strategy.te_compute(topi.exp, "tir_exp")
+    strategy.register("relax.exp", "exp.other_form", level=50, form="other")(fn)
+    try:
+        assert strategy.select(_call()).name == "exp.generic"  # LegalizeOps' plain form
+        assert strategy.select(_call(), form="other").name == "exp.other_form"
+        assert [i.name for i in strategy.implementations("relax.exp", form="other")] == \
+            ["exp.other_form"]
+        assert strategy.has_implementations("relax.exp", form="other")
+        assert not strategy.has_implementations("relax.exp", form="nothing")
+        assert strategy.select(_call(), form="nothing") is None
+    finally:
+        strategy.unregister("relax.exp", "exp.other_form")
+
+
+def test_matmul_has_transposed_form_implementations():
+    impls = strategy.implementations("relax.matmul", form="transposed_b")
+    assert [(i.name, i.level, i.kind) for i in impls] == [
+        ("matmul_nt", 20, "library"), ("matmul_nt.j_inner", 15, "te"),
+        ("matmul_nt.generic", 10, "te")]
+    assert [i.name for i in strategy.implementations("relax.matmul", form="")] == [
+        "matmul", "matmul.tiled", "matmul.generic"]
+
+
+def test_a_library_function_may_take_the_vms_arrays():
+    from mlckit.ffi import get_global_func
+
+    def copy(x, out):
+        out[...] = x
+
+    strategy.register_library("relax.exp", "not_exp_raw", copy, level=1, vm_arrays=True)
+    try:
+        assert get_global_func("mlckit.lib.not_exp_raw")._mlckit_vm_builtin
+    finally:
+        strategy.unregister("relax.exp", "not_exp_raw")
+
+
+def test_implementations_lists_the_plain_form_unless_asked_for_every_form():
+    names = [i.name for i in strategy.implementations("relax.matmul", form=None)]
+    assert {"matmul", "matmul.tiled", "matmul.generic", "matmul_nt", "matmul_nt.j_inner",
+            "matmul_nt.generic"} == set(names)
+    assert [i.name for i in strategy.implementations("relax.matmul")] == [
+        "matmul", "matmul.tiled", "matmul.generic"]

@@ -17,9 +17,20 @@ logged on ``mlckit.strategy``):
 - ``matmul.tiled`` (level 15, ``llvm``): the same PrimFunc, scheduled — the output tiled into
   register blocks accumulated in a local buffer, the inner tile vectorized and unrolled —
   for 2-D operands of static shapes that divide into tiles;
-- ``matmul.numpy`` (level 20, CPU targets): for large static problems (at least
+- ``matmul`` (level 20, CPU targets; a library call): for large static problems (at least
   ``LIBRARY_MIN_FLOPS`` multiply-adds), ``R.call_dps_packed("mlckit.lib.matmul", ...)``,
   NumPy's BLAS-backed ``np.matmul`` writing into the output.
+
+Three more lower the *transposed form* ``matmul(x, permute_dims(w))`` (``form="transposed_b"``,
+chosen by ``relax.transform.FuseTransposeMatmul``; their calls' arguments are ``(x, w)``), so
+that a weight is never transposed at run time:
+
+- ``matmul_nt.generic`` (level 10, every target): TVM's ``NT_matmul`` kernel reading
+  ``w[j, k]``;
+- ``matmul_nt.j_inner`` (level 15, ``llvm``, static 2-D): the same kernel with the output
+  columns innermost (independent running sums);
+- ``matmul_nt`` (level 20, CPU targets): from ``NT_LIBRARY_MIN_FLOPS`` multiply-adds,
+  ``R.call_dps_packed("mlckit.lib.matmul_nt", (x, w))``: ``np.matmul(x, w.T)`` on a view.
 """
 
 from __future__ import annotations
@@ -141,16 +152,22 @@ def _binary_dtype(call: Call, s1, s2) -> str:
 
 
 # -- implementations ----------------------------------------------------------------------------
-def te_matmul(a: te.Tensor, b: te.Tensor, out_dtype: str = "void", call=None) -> te.Tensor:
+def te_matmul(a: te.Tensor, b: te.Tensor, out_dtype: str = "void", call=None,
+              transpose_b: bool = False) -> te.Tensor:
     """The te compute of ``matmul`` (TVM's legalization): one ``matmul`` block reducing over
-    ``k``, batch dims of size 1 read at index 0."""
+    ``k``, batch dims of size 1 read at index 0.  ``transpose_b``: ``b`` is given with its
+    last two dims swapped and read as ``b[..., j, k]`` (TVM's ``NT_matmul`` block, the
+    kernel of ``FuseTransposeMatmul``)."""
     shape1, shape2 = list(a.shape), list(b.shape)
+    if transpose_b:
+        shape2[-2:] = shape2[-1], shape2[-2]
+    b_dims = list(shape2)  # b's dims as the product sees them
     prepend, append = len(shape1) == 1, len(shape2) == 1
     if prepend:
         shape1.insert(0, tx.IntImm(shape1[0].dtype, 1))
     if append:
         shape2.append(tx.IntImm(shape2[0].dtype, 1))
-    out_shape = matmul_shape(call, list(a.shape), list(b.shape)) if call is not None else None
+    out_shape = matmul_shape(call, list(a.shape), b_dims) if call is not None else None
     if out_shape is None:
         raise OpTypeError("relax.matmul: cannot legalize a matmul whose batch dims are only "
                           "known to broadcast at run time; give them equal or unit sizes")
@@ -175,15 +192,17 @@ def te_matmul(a: te.Tensor, b: te.Tensor, out_dtype: str = "void", call=None) ->
         if not prepend:
             a_idx.append(idx[-2 + append])
         a_idx.append(k.var)
+        if transpose_b:
+            b_idx.append(idx[-1])
         b_idx.append(k.var)
-        if not append:
+        if not append and not transpose_b:
             b_idx.append(idx[-1])
         lhs, rhs = a(*a_idx), b(*b_idx)
         if out_dtype != "void":
             lhs, rhs = lhs.astype(out_dtype), rhs.astype(out_dtype)
         return te.sum(lhs * rhs, axis=k)
 
-    return te.compute(out_shape, rule, name="matmul")
+    return te.compute(out_shape, rule, name="NT_matmul" if transpose_b else "matmul")
 
 
 def _is_one(d) -> bool:
@@ -219,9 +238,10 @@ def _static_2d(call: Call) -> tuple[int, int, int] | None:
 
 
 def _tiles(m: int, n: int) -> tuple[int, int] | None:
-    """The register tile ``(rows, cols)``: the largest of (4, 2) rows and (32, 16, 8) columns
-    dividing the output (so the schedule needs no bounds predicates)."""
-    ti = next((t for t in (4, 2) if m % t == 0), None)
+    """The register tile ``(rows, cols)``: the largest of (4, 2, 1) rows and (32, 16, 8)
+    columns dividing the output (so the schedule needs no bounds predicates); one row when
+    ``m`` is odd (a single input row: a vector-matrix product)."""
+    ti = next((t for t in (4, 2, 1) if m % t == 0), None)
     tj = next((t for t in (32, 16, 8) if n % t == 0), None)
     return None if ti is None or tj is None else (ti, tj)
 
@@ -280,7 +300,94 @@ def numpy_matmul(x1, x2, out) -> None:
 
 
 strategy.register_library("relax.matmul", "matmul", numpy_matmul, level=20, targets="cpu",
-                          condition=_large)
+                          condition=_large, vm_arrays=True)
+
+
+# -- the transposed form: matmul(x, permute_dims(w)) reading w in place -----------------------
+#: The smallest transposed-form problem (M * N * K) lowered to NumPy: the kernel reading ``w``
+#: row by row reduces along k one product after another (no reassociation: not vectorized),
+#: so BLAS wins from a few thousand multiply-adds on.
+NT_LIBRARY_MIN_FLOPS = 16 * 16 * 16
+
+
+def _nt_large(call: Call) -> bool:
+    """A static transposed-form problem of at least ``NT_LIBRARY_MIN_FLOPS`` multiply-adds
+    (``call.args`` are ``(x, w)``; the product is ``x @ w^T``)."""
+    s1, s2 = (a.struct_info for a in call.args)
+    out = call.struct_info
+    dims = [*(s1.dims or [None]), *(s2.dims or [None]), *(out.dims or [None])]
+    if not all(isinstance(d, tx.IntImm) for d in dims):
+        return False
+    size = int(np.prod([d.value for d in out.dims], dtype=np.int64)) if out.dims else 1
+    return size * s1.dims[-1].value >= NT_LIBRARY_MIN_FLOPS
+
+
+@strategy.register("relax.matmul", "matmul_nt.generic", level=10, form="transposed_b")
+def _matmul_nt_generic(bb, call: Call):
+    """TVM's ``NT_matmul``: ``x @ w^T`` in one block reading ``w[..., j, k]``."""
+    x, w = call.args
+    out_dtype = call.attrs.out_dtype
+    shape2 = list(w.struct_info.dims)
+    shape2[-2:] = shape2[-1], shape2[-2]
+
+    def nt_matmul(a, b):
+        return te_matmul(a, b, out_dtype, _matmul_call(call, shape2), transpose_b=True)
+
+    return bb.call_te(nt_matmul, x, w, primfunc_name_hint="NT_matmul")
+
+
+def _nt_small_2d(call: Call) -> bool:
+    """A static 2-D ``x @ w^T`` of float dtype (the scheduled kernel's domain)."""
+    s1, s2 = (a.struct_info for a in call.args)
+    return (s1.ndim == 2 and s2.ndim == 2 and s1.dims is not None and s2.dims is not None
+            and all(isinstance(d, tx.IntImm) for d in (*s1.dims, *s2.dims))
+            and dt.is_float(call.struct_info.dtype))
+
+
+def schedule_nt_j_inner(sch) -> None:
+    """Put the output columns innermost (``i, k, j``) with the initialization hoisted: each
+    output of a row is its own running sum, so the products of one ``k`` step are independent
+    (the generic ``i, j, k`` order waits for each addition before the next)."""
+    block = sch.get_block("NT_matmul")
+    i, j, k = sch.get_loops(block)
+    sch.reorder(k, j)
+    sch.decompose_reduction(block, k)
+
+
+@strategy.register("relax.matmul", "matmul_nt.j_inner", level=15, form="transposed_b",
+                   targets="llvm", condition=_nt_small_2d, schedule=schedule_nt_j_inner)
+def _matmul_nt_j_inner(bb, call: Call):
+    """``NT_matmul`` with the loops reordered by ``schedule_nt_j_inner`` (llvm)."""
+    return _matmul_nt_generic(bb, call)
+
+
+def _matmul_call(call: Call, shape2: list) -> Call:
+    """A plain matmul call of ``x`` by a tensor of ``shape2`` (for shape rules and errors)."""
+    from ..expr import Var
+
+    w_t = Var("w_t", TensorStructInfo(shape2, call.args[1].struct_info.dtype))
+    return Call(matmul.op, [call.args[0], w_t], call.attrs)
+
+
+def numpy_matmul_nt(x, w, out) -> None:
+    """``mlckit.lib.matmul_nt``: ``out[...] = x @ w^T`` — ``np.matmul`` of a transposed view
+    of ``w`` (no copy: BLAS reads it transposed)."""
+    if (type(x) is np.ndarray and type(w) is np.ndarray and type(out) is np.ndarray
+            and w.ndim == 2 and x.ndim >= 2 and x.dtype == w.dtype == out.dtype
+            and out.flags.c_contiguous):
+        np.matmul(x, w.T, out=out)  # the VM's common case: one BLAS call, nothing else
+        return
+    result = np.asarray(out)
+    a, b = np.asarray(x), np.swapaxes(np.asarray(w), -1, -2)
+    if a.dtype == result.dtype == b.dtype:
+        np.matmul(a, b, out=result)
+    else:
+        result[...] = np.matmul(a.astype(result.dtype), b.astype(result.dtype))
+
+
+strategy.register_library("relax.matmul", "matmul_nt", numpy_matmul_nt, level=20,
+                          targets="cpu", condition=_nt_large, form="transposed_b",
+                          vm_arrays=True)
 
 
 # -- linear -----------------------------------------------------------------------------------------
@@ -299,5 +406,5 @@ def linear(data, weight, bias=None, out_dtype=None):
     return add(out, bias) if bias is not None else out
 
 
-__all__ = ["LIBRARY_MIN_FLOPS", "MatmulAttrs", "linear", "matmul", "matmul_shape",
-           "numpy_matmul", "schedule_tiled", "te_matmul"]
+__all__ = ["LIBRARY_MIN_FLOPS", "MatmulAttrs", "NT_LIBRARY_MIN_FLOPS", "linear", "matmul",
+           "matmul_shape", "numpy_matmul", "numpy_matmul_nt", "schedule_tiled", "te_matmul"]

@@ -6,7 +6,8 @@ Graph-level optimization (``relax.get_pipeline("zero")`` runs them in this order
 
 clean-ups (``DeadCodeElimination``, ``CanonicalizeBindings``, ``ConvertToDataflow``,
 ``Normalize``, ``LambdaLift``, ``DecomposeOpsForInference``, ``ExpandTupleArguments``,
-``RemoveUnusedParameters``, ``BindParams``, ``BindSymbolicVars``), and the VM lowering that
+``RemoveUnusedParameters``, ``BindParams``, ``BindSymbolicVars``), tuned kernels from a
+``meta_schedule`` database (``MetaScheduleApplyDatabase``), and the VM lowering that
 ``relax.build`` runs (``relax.pipeline.default_build_pipeline()``)::
 
     LegalizeOps → ToNonDataflow → CallTIRRewrite → StaticPlanBlockMemory → LowerAllocTensor
@@ -32,9 +33,11 @@ from .expand_tuple_arguments import ExpandTupleArguments
 from .fold_constant import FoldConstant
 from .fuse_ops import FuseOps
 from .fuse_tir import FuseTIR
+from .fuse_transpose_matmul import FuseTransposeMatmul
 from .lambda_lift import LambdaLift
 from .legalize_ops import LegalizeOps
 from .lower_alloc_tensor import LowerAllocTensor
+from .meta_schedule_apply_database import MetaScheduleApplyDatabase
 from .normalize import Normalize
 from .remove_unused_parameters import RemoveUnusedParameters
 from .static_plan_block_memory import StaticPlanBlockMemory
@@ -44,6 +47,7 @@ from .vm_shape_lower import VMShapeLower
 __all__ = ["AnnotateTIROpPattern", "BindParams", "BindSymbolicVars", "CallTIRRewrite",
            "CanonicalizeBindings", "ConvertToDataflow", "DeadCodeElimination",
            "DecomposeOpsForInference", "ExpandTupleArguments", "FoldConstant", "FunctionPass",
-           "FuseOps", "FuseTIR", "LambdaLift", "LegalizeOps", "LowerAllocTensor", "Normalize",
+           "FuseOps", "FuseTIR", "FuseTransposeMatmul", "LambdaLift", "LegalizeOps",
+           "LowerAllocTensor", "MetaScheduleApplyDatabase", "Normalize",
            "RemoveUnusedParameters", "StaticPlanBlockMemory", "ToNonDataflow", "VMShapeLower",
            "function_pass"]

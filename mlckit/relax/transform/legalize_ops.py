@@ -93,6 +93,12 @@ class _Legalizer(PyExprMutator):
         lower, impl = self._choose(call)
         if lower is None:
             return call
+        return self.lower_call(call, lower, impl)
+
+    def lower_call(self, call: Call, lower: Callable, impl: strategy.Implementation | None):
+        """``lower(bb, call)`` (then ``impl``'s schedule), its own bindings emitted first, the
+        result legalized again."""
+        op = call.op
         bb = self.builder_
         if bb.current_block_is_dataflow():
             bb._begin_dataflow_block()
@@ -102,7 +108,7 @@ class _Legalizer(PyExprMutator):
             before = set(bb._mod.functions)
             legalized = lower(bb, call)
             if impl is not None and impl.schedule is not None:
-                legalized = self._apply_schedule(legalized, impl, before)
+                legalized = apply_schedule(bb, legalized, impl, before)
             legalized = bb.normalize(legalized)
         finally:
             prologue = bb._end_block()
@@ -137,30 +143,31 @@ class _Legalizer(PyExprMutator):
         impl = strategy.select(call, self.target)
         return impl.lower, impl
 
-    def _apply_schedule(self, legalized, impl: strategy.Implementation, before: set):
-        """Run ``impl.schedule`` on the PrimFunc the lowered call_tir calls; a PrimFunc this
-        lowering created is replaced in place, a shared one is copied first."""
-        from mlckit.tir.schedule import Schedule
 
-        if not (isinstance(legalized, Call) and isinstance(legalized.op, Op)
-                and legalized.op.name == "relax.call_tir"
-                and isinstance(legalized.args[0], GlobalVar)):
-            raise TVMTypeError(f"{impl.op_name}: implementation {impl.name!r} has a schedule, so "
-                               "it must return an R.call_tir of a PrimFunc")
-        bb = self.builder_
-        gv = legalized.args[0]
-        func = bb._mod.functions[gv]
-        if not isinstance(func, PrimFunc):
-            raise TVMTypeError(f"{impl.op_name}: {impl.name!r} calls {gv.name_hint!r}, which is "
-                               "not a PrimFunc")
-        sch = Schedule(func)
-        impl.schedule(sch)
-        scheduled = sch.mod["main"]
-        if gv not in before:
-            bb.update_func(gv, scheduled)
-            return legalized
-        new_gv = bb.add_func(scheduled, gv.name_hint)
-        return legalized.replace(args=[new_gv, *legalized.args[1:]])
+def apply_schedule(bb, legalized, impl: strategy.Implementation, before: set):
+    """Run ``impl.schedule`` on the PrimFunc the lowered call_tir ``legalized`` calls (``bb``
+    holds the module; ``before``: its functions before the lowering).  A PrimFunc this
+    lowering created is replaced in place, a shared one is copied first."""
+    from mlckit.tir.schedule import Schedule
+
+    if not (isinstance(legalized, Call) and isinstance(legalized.op, Op)
+            and legalized.op.name == "relax.call_tir"
+            and isinstance(legalized.args[0], GlobalVar)):
+        raise TVMTypeError(f"{impl.op_name}: implementation {impl.name!r} has a schedule, so "
+                           "it must return an R.call_tir of a PrimFunc")
+    gv = legalized.args[0]
+    func = bb._mod.functions[gv]
+    if not isinstance(func, PrimFunc):
+        raise TVMTypeError(f"{impl.op_name}: {impl.name!r} calls {gv.name_hint!r}, which is "
+                           "not a PrimFunc")
+    sch = Schedule(func)
+    impl.schedule(sch)
+    scheduled = sch.mod["main"]
+    if gv not in before:
+        bb.update_func(gv, scheduled)
+        return legalized
+    new_gv = bb.add_func(scheduled, gv.name_hint)
+    return legalized.replace(args=[new_gv, *legalized.args[1:]])
 
 
 def _needs_pure_wrap(op: Op, legalized) -> bool:
@@ -208,4 +215,4 @@ def LegalizeOps(customize_legalize_map: dict | None = None,  # noqa: N802 - TVM'
     return ModulePass(run, PassInfo(0, "LegalizeOps"))
 
 
-__all__ = ["LegalizeOps", "know_all_shape_values"]
+__all__ = ["LegalizeOps", "apply_schedule", "know_all_shape_values"]

@@ -15,6 +15,7 @@ message naming the function, the argument, the dimension and the values seen::
 from __future__ import annotations
 
 import re
+import sys
 
 import numpy as np
 
@@ -61,6 +62,8 @@ _CTX = re.compile(r"ErrorContext\(fn=(?P<fn>[^,]*), loc=(?P<loc>[^,]*)"
 
 
 class _Ctx:
+    """An error context, parsed only when a check fails (the checks run on every call)."""
+
     def __init__(self, text: str):
         self.text = text
         m = _CTX.match(text or "")
@@ -108,42 +111,53 @@ def alloc_shape_heap(vm, size, names=""):
                      [f"slot{i}" for i in range(int(size))])
 
 
+_NP_DTYPES: dict = {}
+
+
+def _np_dtype(dtype) -> np.dtype:
+    """``np.dtype(dtype)``, cached (a dict lookup instead of NumPy's parser on every call)."""
+    found = _NP_DTYPES.get(dtype)
+    if found is None:
+        found = _NP_DTYPES[dtype] = np.dtype(str(dtype))
+    return found
+
+
 @builtin("vm.builtin.check_tensor_info")
 def check_tensor_info(value, ndim, dtype, err_ctx=""):
+    if (type(value) is np.ndarray and (ndim == -1 or value.ndim == ndim)
+            and (not dtype or value.dtype == _np_dtype(dtype))):
+        return  # the common case, without building the error context
     ctx = _Ctx(err_ctx)
     if not isinstance(value, np.ndarray):
         ctx.fail(f"expected a tensor, got {_describe_value(value)}")
     if ndim != -1 and value.ndim != ndim:
         ctx.fail(f"expected {ndim} dimension{'s' if ndim != 1 else ''}, got {value.ndim} (its "
                  f"shape is {tuple(value.shape)})")
-    if dtype and value.dtype != np.dtype(dtype):
+    if dtype and value.dtype != _np_dtype(dtype):
         ctx.fail(f"expected dtype {dtype}, got {value.dtype}")
 
 
 @builtin("vm.builtin.check_shape_info")
 def check_shape_info(value, ndim, err_ctx=""):
-    ctx = _Ctx(err_ctx)
     if not isinstance(value, tuple):
-        ctx.fail(f"expected a shape, got {_describe_value(value)}")
+        _Ctx(err_ctx).fail(f"expected a shape, got {_describe_value(value)}")
     if ndim != -1 and len(value) != ndim:
-        ctx.fail(f"expected a shape of {ndim} values, got {tuple(value)}")
+        _Ctx(err_ctx).fail(f"expected a shape of {ndim} values, got {tuple(value)}")
 
 
 @builtin("vm.builtin.check_prim_value_info")
 def check_prim_value_info(value, dtype, err_ctx=""):
-    ctx = _Ctx(err_ctx)
     ok = isinstance(value, (int, float, np.integer, np.floating, bool, np.bool_))
     if not ok:
-        ctx.fail(f"expected a {dtype or 'scalar'} value, got {_describe_value(value)}")
+        _Ctx(err_ctx).fail(f"expected a {dtype or 'scalar'} value, got {_describe_value(value)}")
 
 
 @builtin("vm.builtin.check_tuple_info")
 def check_tuple_info(value, size, err_ctx=""):
-    ctx = _Ctx(err_ctx)
     if not isinstance(value, tuple) or isinstance(value, ShapeTuple):
-        ctx.fail(f"expected a tuple, got {_describe_value(value)}")
+        _Ctx(err_ctx).fail(f"expected a tuple, got {_describe_value(value)}")
     if len(value) != size:
-        ctx.fail(f"expected a tuple of {size} fields, got {len(value)}")
+        _Ctx(err_ctx).fail(f"expected a tuple of {size} fields, got {len(value)}")
 
 
 @builtin("vm.builtin.check_func_info")
@@ -152,23 +166,42 @@ def check_func_info(value, err_ctx=""):
         _Ctx(err_ctx).fail(f"expected a function, got {_describe_value(value)}")
 
 
-def _match(values, heap, codes, ctx: _Ctx, unit: str):
+def _match(values, heap, codes, err_ctx, unit: str):
+    """Check / store ``values`` by ``codes``; ``err_ctx`` (a string or a ``_Ctx``) is parsed
+    only when a check fails."""
+    ctx = err_ctx if isinstance(err_ctx, _Ctx) else None
     for d in range(len(values)):
         code, v = codes[2 * d], codes[2 * d + 1]
         got = int(values[d])
         if code == 0:  # assert equal to immediate
             if got != v:
+                ctx = ctx or _Ctx(err_ctx)
                 ctx.fail(f"{unit} {d} is {got}, expected {v}{_shape_note(values, unit)}")
         elif code == 1:  # store to heap
             heap.data[v] = got
-            heap.origins[v] = f"{ctx.what} {unit} {d}"
+            heap.origins[v] = _Origin(err_ctx, unit, d)
         elif code == 3:  # assert equal to load
             want = int(heap.data[v])
             if got != want:
-                origin = heap.origins[v]
+                origin = str(heap.origins[v])
                 by = f", bound by {origin}" if origin else ""
+                ctx = ctx or _Ctx(err_ctx)
                 ctx.fail(f"{unit} {d} is {got}, but {heap.names[v]} = {want}{by}"
                          f"{_shape_note(values, unit)}")
+
+
+class _Origin:
+    """Where a heap slot got its value (``argument 'x' (param[0]) dimension 0``), as text
+    only when an error message needs it."""
+
+    __slots__ = ("err_ctx", "unit", "index")
+
+    def __init__(self, err_ctx, unit: str, index: int):
+        self.err_ctx, self.unit, self.index = err_ctx, unit, index
+
+    def __str__(self) -> str:
+        ctx = self.err_ctx if isinstance(self.err_ctx, _Ctx) else _Ctx(self.err_ctx)
+        return f"{ctx.what} {self.unit} {self.index}"
 
 
 def _shape_note(values, unit) -> str:
@@ -178,16 +211,15 @@ def _shape_note(values, unit) -> str:
 @builtin("vm.builtin.match_shape")
 def match_shape(value, heap, ndim, *args):
     *codes, err_ctx = args
-    ctx = _Ctx(err_ctx)
     shape = value.shape if isinstance(value, np.ndarray) else value
     if len(shape) != ndim:
-        ctx.fail(f"expected {ndim} dimensions, got shape {tuple(shape)}")
-    _match(shape, heap, codes, ctx, "dimension")
+        _Ctx(err_ctx).fail(f"expected {ndim} dimensions, got shape {tuple(shape)}")
+    _match(shape, heap, codes, err_ctx, "dimension")
 
 
 @builtin("vm.builtin.match_prim_value")
 def match_prim_value(value, heap, code, slot, err_ctx=""):
-    _match([value], heap, [code, slot], _Ctx(err_ctx), "value")
+    _match([value], heap, [code, slot], err_ctx, "value")
 
 
 @builtin("vm.builtin.make_shape")
@@ -206,34 +238,74 @@ def make_prim_value(heap, code, value):
 
 # -- memory ---------------------------------------------------------------------------------
 class Storage:
-    """A block of bytes that tensors are carved out of (``R.memory.alloc_storage``)."""
+    """A block of bytes that tensors are carved out of (``R.memory.alloc_storage``).
 
-    __slots__ = ("buffer", "device")
+    The tensors carved out of it are cached by ``(offset, shape, dtype)``: a planned program
+    asks for the same views on every call.
+    """
+
+    __slots__ = ("buffer", "device", "views")
 
     def __init__(self, nbytes: int, device=None):
         self.buffer = np.empty(nbytes, dtype=np.uint8)
         self.device = device
+        self.views: dict = {}
 
     @property
     def nbytes(self) -> int:
         return self.buffer.size
 
+    def in_use(self) -> bool:
+        """True while a tensor carved out of this storage (or a view of one) is alive outside
+        the storage's own cache: a returned tensor, one a register of a running function
+        holds, a user's slice of either."""
+        # getrefcount counts its own argument: the buffer is held by self.buffer and by the
+        # base of each cached view; a view by the cache (and the loop variable)
+        if sys.getrefcount(self.buffer) != 2 + len(self.views):
+            return True
+        for view in self.views.values():
+            if sys.getrefcount(view) != 3:
+                return True
+        return False
+
     def __repr__(self) -> str:
         return f"Storage({self.nbytes} bytes)"
 
 
+#: storages kept per size for reuse by a VM (more live at once are allocated, not kept)
+POOL_DEPTH = 8
+
+
 @builtin("vm.builtin.alloc_storage")
 def alloc_storage(vm, size, device_index=0, dtype=None, scope="global"):
-    nbytes = int(size[0]) if isinstance(size, tuple) else int(size)
-    storage = Storage(max(nbytes, 1), getattr(vm, "device", None))
+    """A storage of ``size`` bytes: one of the VM's earlier storages of that size that no live
+    tensor uses any more (as TVM's pooled allocator), else a new one."""
+    nbytes = max(int(size[0]) if isinstance(size, tuple) else int(size), 1)
+    pool = getattr(vm, "_storage_pool", None)
+    if pool is not None:
+        kept = pool.get(nbytes)
+        if kept is None:
+            kept = pool[nbytes] = []
+        for storage in kept:
+            # held by the pool, the loop and getrefcount: no register of a running function
+            # holds it (two storages asked for before any tensor is carved stay distinct)
+            if sys.getrefcount(storage) == 3 and not storage.in_use():
+                return storage
+    storage = Storage(nbytes, getattr(vm, "device", None))
     if vm is not None:
         vm._storage_bytes += nbytes
+    if pool is not None and len(kept) < POOL_DEPTH:
+        kept.append(storage)
     return storage
 
 
 @builtin("vm.builtin.alloc_tensor")
 def alloc_tensor(storage, offset, shape, dtype):
-    dt = np.dtype(str(dtype))
+    key = (offset, shape, dtype)
+    view = storage.views.get(key)
+    if view is not None:
+        return view
+    dt = _np_dtype(dtype)
     count = 1
     for s in shape:
         count *= int(s)
@@ -241,7 +313,12 @@ def alloc_tensor(storage, offset, shape, dtype):
     if offset + nbytes > storage.nbytes:
         raise MemoryError(f"alloc_tensor: a {tuple(shape)} {dtype} tensor needs {nbytes} bytes at "
                           f"offset {offset}, but the storage has {storage.nbytes}")
-    return storage.buffer[offset:offset + nbytes].view(dt).reshape(tuple(int(s) for s in shape))
+    view = storage.buffer[offset:offset + nbytes].view(dt).reshape(tuple(int(s) for s in shape))
+    try:
+        storage.views[key] = view
+    except TypeError:  # an unhashable shape: not cached
+        pass
+    return view
 
 
 @builtin("vm.builtin.null_value")

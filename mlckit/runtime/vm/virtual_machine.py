@@ -34,6 +34,7 @@ from . import builtins as _builtins  # noqa: F401 - registers vm.builtin.*
 from .builtins import ShapeHeap
 from .bytecode import VM_REGISTER, VOID_REGISTER, ArgKind, Opcode
 from .executable import Executable
+from .pycompile import CompiledFunction, compile_function
 
 _CALL, _RET, _GOTO, _IF = 0, 1, 2, 3
 
@@ -165,13 +166,18 @@ class VirtualMachine:
         self.exec = rt_mod
         self.device = device
         self._storage_bytes = 0
+        self._storage_pool: dict = {}  # nbytes -> storages to reuse (vm.builtin.alloc_storage)
         self._wrap_out = _nd(device)
         self._profiling: dict | None = None
         self._funcs: list = [self._resolve(i) for i in range(len(rt_mod.func_table))]
         self._code: dict[int, tuple] = {}
+        self._compiled: dict[int, CompiledFunction] = {}
         for i, info in enumerate(rt_mod.func_table):
             if info.kind == "vm_func":
                 self._code[i] = (self._decode(i), info.register_file_size)
+                compiled = compile_function(self, i)
+                if compiled is not None:  # straight-line: one Python function
+                    self._compiled[i] = compiled
 
     # -- function table -----------------------------------------------------------------
     def _resolve(self, index: int):
@@ -240,8 +246,35 @@ class VirtualMachine:
                 code.append((_IF, instr.cond, instr.false_offset))
         return code
 
-    # -- the interpreter ------------------------------------------------------------------
+    # -- running ----------------------------------------------------------------------------
     def _run(self, index: int, args) -> Any:
+        """Run function ``index``: its compiled Python form (``pycompile``) when it has one,
+        else (and while profiling, which times every call) the interpreter."""
+        compiled = self._compiled.get(index)
+        if compiled is None or self._profiling is not None:
+            return self._interpret(index, args)
+        try:
+            return compiled.fn(*args)
+        except Exception as err:
+            self._note(err, index, _raising_pc(err, compiled))
+            raise
+
+    def _note(self, err: Exception, index: int, pc: int | None) -> None:
+        """Add to ``err`` which function and instruction raised it (once)."""
+        if getattr(err, "_mlckit_vm_noted", False) or pc is None:
+            return
+        info = self.exec.func_table[index]
+        instr = self.exec.instructions[info.start_instr + pc]
+        callee = self.exec.func_table[instr.func_idx].name if instr.func_idx >= 0 else ""
+        if hasattr(err, "add_note"):
+            err.add_note(f"(raised by the VM while running {info.name!r}, instruction "
+                         f"{pc}: call {callee})")
+        try:
+            err._mlckit_vm_noted = True
+        except AttributeError:
+            pass
+
+    def _interpret(self, index: int, args) -> Any:
         code, nreg = self._code[index]
         regs = [None] * (nreg + 1)  # the extra last slot receives %void results
         regs[:len(args)] = args
@@ -274,17 +307,7 @@ class VirtualMachine:
                 else:
                     pc += 1 if regs[ins[1]] else ins[2]
         except Exception as err:
-            if not getattr(err, "_mlckit_vm_noted", False):
-                info = self.exec.func_table[index]
-                instr = self.exec.instructions[info.start_instr + pc]
-                callee = self.exec.func_table[instr.func_idx].name if instr.func_idx >= 0 else ""
-                if hasattr(err, "add_note"):
-                    err.add_note(f"(raised by the VM while running {info.name!r}, instruction "
-                                 f"{pc}: call {callee})")
-                try:
-                    err._mlckit_vm_noted = True
-                except AttributeError:
-                    pass
+            self._note(err, index, pc)
             raise
 
     # -- public API -------------------------------------------------------------------------
@@ -307,15 +330,29 @@ class VirtualMachine:
 
     def __getitem__(self, name: str):
         idx = self._entry(name)
+        num_args = self.exec.func_table[idx].num_args
+        wrap, run, ndarray = self._wrap_out, self._run, np.ndarray
 
         def call(*args):
-            self._check_count(idx, args)
-            return self._wrap_out(self._run(idx, [_to_vm(a) for a in args]))
+            if len(args) != num_args:
+                self._check_count(idx, args)
+            return wrap(run(idx, [a if type(a) is ndarray else _to_vm(a) for a in args]))
 
         call.__name__ = name
         return call
 
     get_function = __getitem__
+
+    def python_source(self, func_name: str = "main") -> str | None:
+        """The Python function the VM runs for ``func_name`` (one line per instruction), or
+        None when the function has jumps and is interpreted (mlckit only).
+
+        Example::
+
+            print(vm.python_source("main"))   # def main(r0, r1, …): … return r13
+        """
+        compiled = self._compiled.get(self._entry(func_name))
+        return compiled.source if compiled is not None else None
 
     @property
     def module(self):
@@ -362,6 +399,17 @@ class VirtualMachine:
 
     def __repr__(self) -> str:
         return f"<mlckit VirtualMachine on {self.device}: {self.exec!r}>"
+
+
+def _raising_pc(err: Exception, compiled: CompiledFunction) -> int | None:
+    """The instruction of ``compiled`` that was running when ``err`` was raised."""
+    tb = err.__traceback__
+    pc = None
+    while tb is not None:
+        if tb.tb_frame.f_code is compiled.fn.__code__:
+            pc = compiled.line_pc.get(tb.tb_lineno)
+        tb = tb.tb_next
+    return pc
 
 
 class _FuncRef:

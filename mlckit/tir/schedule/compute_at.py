@@ -286,6 +286,13 @@ class ComputeAtMixin:
                                                            with T.block("C"):
                                                                C[vi, vj] = B[vi, vj] + 1
         """
+        mark = self._location_mark(loop)  # a sampled location: the root or inlining
+        if mark == "compute-root":
+            self._block_sref(block, "compute_at")
+            return
+        if mark == "compute-inline":
+            self.compute_inline(block)
+            return
         self._compute_at("compute_at", block, loop, preserve_unit_loops, index, reverse=False)
 
     @primitive("ReverseComputeAt", inputs=("block", "loop"),

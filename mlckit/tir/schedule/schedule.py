@@ -12,8 +12,8 @@ Example::
 
 The primitives live in one module per family (``loop_transformation``, ``for_kind``,
 ``compute_at``, ``compute_inline``, ``reduction``, ``blockize``, ``cache_read_write``,
-``layout``, ``annotate``, ``sampling``); this module holds the state, the random-variable
-table and navigation.
+``layout``, ``annotate``, ``sampling``, ``compute_location``); this module holds the state,
+the random-variable table and navigation.
 """
 
 from __future__ import annotations
@@ -29,6 +29,7 @@ from .blockize import BlockizeMixin
 from .cache_read_write import CacheReadWriteMixin
 from .compute_at import ComputeAtMixin
 from .compute_inline import ComputeInlineMixin
+from .compute_location import ComputeLocationMixin
 from .error import ScheduleError
 from .for_kind import ForKindMixin
 from .instruction import primitive
@@ -276,6 +277,14 @@ class ScheduleBase:
 
     get_sblock = get_block
 
+    @primitive("EnterPostproc", is_pure=True)
+    def enter_postproc(self) -> None:
+        """Mark where post-processing begins in the trace (``meta_schedule`` postprocs follow).
+
+        Replaying with ``trace.apply_to_schedule(sch, remove_postproc=True)`` stops here, which
+        is how a tuner mutates a measured trace and then post-processes it again.
+        """
+
     def _block_by_name(self, name: str, primitive_name: str) -> BlockRV:
         """``get_block(name)`` for a primitive given a block name; errors name the primitive."""
         try:
@@ -320,6 +329,7 @@ class Schedule(
     LayoutMixin,
     AnnotateMixin,
     SamplingMixin,
+    ComputeLocationMixin,
     ScheduleBase,
 ):
     """A TensorIR schedule (TVM's ``tir.Schedule``)."""

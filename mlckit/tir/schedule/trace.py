@@ -149,8 +149,9 @@ class Trace:
         return json.dumps(self.as_json())
 
     @staticmethod
-    def apply_json_to_schedule(json_obj, sch) -> None:
-        """Replay a trace given as JSON (a string or the ``as_json`` list) on ``sch``."""
+    def apply_json_to_schedule(json_obj, sch, remove_postproc: bool = False) -> None:
+        """Replay a trace given as JSON (a string or the ``as_json`` list) on ``sch``;
+        ``remove_postproc`` stops at ``enter_postproc``."""
         if isinstance(json_obj, str):
             json_obj = json.loads(json_obj)
         insts, decisions = json_obj
@@ -165,6 +166,8 @@ class Trace:
             return v
 
         for i, (kind_name, inputs, attrs, outputs) in enumerate(insts):
+            if remove_postproc and kind_name == "EnterPostproc":
+                break
             kind = INSTRUCTION_KINDS.get(kind_name)
             if kind is None:
                 raise TVMValueError(f"unknown instruction kind {kind_name!r} in the trace")
@@ -179,8 +182,9 @@ class Trace:
                 rvs[name] = rv
 
     def apply_to_schedule(self, sch, remove_postproc: bool = False) -> None:
-        """Replay this trace on ``sch`` (a fresh schedule of the same module)."""
-        Trace.apply_json_to_schedule(self.as_json(), sch)
+        """Replay this trace on ``sch`` (a fresh schedule of the same module); with
+        ``remove_postproc``, only the instructions before ``enter_postproc``."""
+        Trace.apply_json_to_schedule(self.as_json(), sch, remove_postproc)
 
     @staticmethod
     def from_json(text) -> _JsonTrace:
@@ -202,7 +206,7 @@ class _JsonTrace:
         self.obj = obj
 
     def apply_to_schedule(self, sch, remove_postproc: bool = False) -> None:
-        Trace.apply_json_to_schedule(self.obj, sch)
+        Trace.apply_json_to_schedule(self.obj, sch, remove_postproc)
 
     def as_json(self):
         return self.obj

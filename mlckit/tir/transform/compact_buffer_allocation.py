@@ -40,6 +40,11 @@ variables), when the region's extent is not a constant, or when the region is th
 buffer.  As in TVM, the pass assumes a buffer's values do not flow from one iteration of the
 LCA to the next (true of what ``cache_read`` / ``cache_write`` create).
 
+With ``gpu=True`` (the CUDA backend), as TVM does for thread-bound code, a ``"shared"``
+buffer's region is also taken over the ``threadIdx`` loops around its LCA (one copy per thread
+block, not per thread) and a ``T.where`` predicate of the form ``e < c`` bounds an index
+``base + e`` (the cooperative fetch of a non-dividing split: 130 elements, not 256).
+
 Example::
 
     from mlckit.tir.transform import compact_buffer_allocation
@@ -66,8 +71,9 @@ from mlckit.tir.function import PrimFunc
 __all__ = ["compact_buffer_allocation"]
 
 
-def compact_buffer_allocation(func: PrimFunc) -> PrimFunc:
-    """``func`` with every allocated buffer shrunk to the region one LCA iteration uses."""
+def compact_buffer_allocation(func: PrimFunc, gpu: bool = False) -> PrimFunc:
+    """``func`` with every allocated buffer shrunk to the region one LCA iteration uses
+    (``gpu``: thread-aware, see the module's docstring)."""
     if not isinstance(func, PrimFunc):
         raise TVMTypeError(f"compact_buffer_allocation expects a tir.PrimFunc, got "
                         f"{type(func).__name__}")
@@ -75,7 +81,7 @@ def compact_buffer_allocation(func: PrimFunc) -> PrimFunc:
     collector.stmt(func.body)
     plans = {}
     for key, buf in collector.allocated.items():
-        plan = _plan(buf, collector.accesses.get(key, []))
+        plan = _plan(buf, collector.accesses.get(key, []), gpu)
         if plan is not None:
             plans[key] = plan
     if not plans:
@@ -87,9 +93,10 @@ def compact_buffer_allocation(func: PrimFunc) -> PrimFunc:
 
 # -- analysis ---------------------------------------------------------------------------------
 class _Access:
-    def __init__(self, loops: tuple, indices: list):
+    def __init__(self, loops: tuple, indices: list, predicates: tuple = ()):
         self.loops = loops  # the For nodes enclosing the access, outermost first
         self.indices = indices  # written with loop variables (block iterators substituted)
+        self.predicates = predicates  # the T.where conditions around it, likewise
 
 
 class _Collector:
@@ -100,11 +107,13 @@ class _Collector:
         self.accesses: dict[int, list] = {}
         self.loops: list = []
         self.bindings: dict[int, PrimExpr] = {}
+        self.predicates: list = []
 
     def record(self, buf, indices):
         if id(buf) in self.allocated:
             idx = [substitute(i, self.bindings) for i in indices]
-            self.accesses.setdefault(id(buf), []).append(_Access(tuple(self.loops), idx))
+            self.accesses.setdefault(id(buf), []).append(
+                _Access(tuple(self.loops), idx, tuple(self.predicates)))
 
     def expr(self, e):
         if isinstance(e, BufferLoad):
@@ -135,12 +144,16 @@ class _Collector:
             for buf in block.alloc_buffers:
                 self.allocated[id(buf)] = buf
             saved = dict(self.bindings)
+            n_pred = len(self.predicates)
+            if not (isinstance(s.predicate, E.IntImm) and s.predicate.value):
+                self.predicates.append(substitute(s.predicate, saved))
             for iv, value in zip(block.iter_vars, s.iter_values):
                 self.bindings[id(iv.var)] = substitute(value, saved)
             if block.init is not None:
                 self.stmt(block.init)
             self.stmt(block.body)
             self.bindings = saved
+            del self.predicates[n_pred:]
             return
         if isinstance(s, S.BufferStore):
             self.record(s.buffer, s.indices)
@@ -167,7 +180,69 @@ class _Plan:
         self.old, self.new, self.starts, self.lca = old, new, starts, lca
 
 
-def _plan(buf, accesses: list) -> _Plan | None:
+def _relaxed_thread(loop, scope: str) -> bool:
+    """Whether a thread-bound loop above the LCA still varies within one copy of a buffer of
+    ``scope`` (TVM: shared memory is one per thread block, local one per thread)."""
+    tb = loop.thread_binding
+    if loop.kind != S.ForKind.THREAD_BINDING or tb is None:
+        return False
+    if scope.startswith("shared"):
+        return tb.thread_tag.startswith(("threadIdx", "vthread"))
+    return scope == "global"
+
+
+def _tighten(s, index, predicates, dom):
+    """``s`` (the set of ``index``) bounded above by a predicate ``e < c`` when ``index``
+    is ``e`` plus something the relaxed loops leave fixed."""
+    if s is None or not hasattr(s, "hi"):
+        return s
+    for cond in _conjuncts(predicates):
+        if not isinstance(cond, (E.LT, E.LE)) or not isinstance(cond.b, E.IntImm):
+            continue
+        rest = Linear.of(index).sub(Linear.of(cond.a))
+        if any(key in dom for key in rest.terms):
+            continue
+        bound = rest.add(Linear({}, int(cond.b.value) - isinstance(cond, E.LT), rest.dtype))
+        over = s.hi.sub(bound)
+        if over.is_const() and over.const > 0:
+            s = type(s)(s.lo, bound)
+    return s
+
+
+def _intern(e, table: dict):
+    """``e`` rebuilt so that structurally equal sub-expressions are one object (the linear
+    forms of the analysis compare non-variable terms by identity)."""
+    if isinstance(e, E.Var) or not isinstance(e, PrimExpr):
+        return e
+    changes = {}
+    key = [type(e).__name__]
+    for name in e.field_names():
+        v = getattr(e, name)
+        if isinstance(v, PrimExpr):
+            nv = _intern(v, table)
+            if nv is not v:
+                changes[name] = nv
+            key.append(id(nv))
+        else:
+            key.append(repr(v))
+    key = tuple(key)
+    if key not in table:
+        table[key] = e.replace(**changes) if changes else e
+    return table[key]
+
+
+def _conjuncts(predicates):
+    for p in predicates:
+        stack = [p]
+        while stack:
+            c = stack.pop()
+            if isinstance(c, E.And):
+                stack += [c.a, c.b]
+            else:
+                yield c
+
+
+def _plan(buf, accesses: list, gpu: bool = False) -> _Plan | None:
     """The compacted buffer, the region start per dimension, the LCA loop (or None)."""
     if not accesses:
         return None
@@ -178,10 +253,20 @@ def _plan(buf, accesses: list) -> _Plan | None:
         lca_depth += 1
     lca = first[lca_depth - 1] if lca_depth else None
     sets = [None] * buf.ndim
+    if gpu:  # thread indices appear as ``tx // 8``: one object per distinct sub-expression
+        table: dict = {}
+        for acc in accesses:
+            acc.indices = [_intern(i, table) for i in acc.indices]
+            acc.predicates = tuple(_intern(p, table) for p in acc.predicates)
     for n, acc in enumerate(accesses):
-        dom = {id(loop.loop_var): Range(loop.min, loop.extent) for loop in acc.loops[lca_depth:]}
+        relaxed = list(acc.loops[lca_depth:])
+        if gpu:
+            relaxed += [lp for lp in acc.loops[:lca_depth] if _relaxed_thread(lp, buf.scope)]
+        dom = {id(loop.loop_var): Range(loop.min, loop.extent) for loop in relaxed}
         for d, index in enumerate(acc.indices):
             s = eval_set(index, dom)
+            if gpu and acc.predicates:
+                s = _tighten(s, index, acc.predicates, dom)
             if s is None:
                 return None
             sets[d] = s if n == 0 else union(sets[d], s)
@@ -199,8 +284,8 @@ def _plan(buf, accesses: list) -> _Plan | None:
         changed = True
         shape.append(E.IntImm(_dtype(old), extent.const + 1))
         starts.append(lo.to_expr())
-    if not changed:
-        return None
+    if not changed and not (gpu and lca is not None and buf.scope in ("shared", "local")):
+        return None  # (on a GPU a shared/local buffer still moves into its kernel)
     new = decl_buffer(shape, buf.dtype, buf.name, scope=buf.scope)
     return _Plan(buf, new, starts, lca)
 

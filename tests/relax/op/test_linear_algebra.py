@@ -280,6 +280,14 @@ def test_a_small_tileable_matmul_uses_the_tiled_schedule_on_llvm(caplog):
     np.testing.assert_allclose(run(matmul_module(16, 24, 32), a, b), a @ b, rtol=1e-5, atol=1e-6)
 
 
+def test_a_single_row_is_tiled_one_row_at_a_time(caplog):
+    mod, log = legalize_logged(matmul_module(1, 24, 32), caplog)
+    assert "relax.matmul -> matmul.tiled (level 15) for target llvm" in log
+    assert "T.vectorized(T.int64(32))" in mod["matmul"].script()
+    a, b = random((1, 24)), random((24, 32), seed=1)
+    np.testing.assert_allclose(run(matmul_module(1, 24, 32), a, b), a @ b, rtol=1e-5, atol=1e-6)
+
+
 def test_the_tiled_schedule_is_for_llvm_only(caplog):
     from mlckit.target import Target
 

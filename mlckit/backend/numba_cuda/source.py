@@ -1,0 +1,190 @@
+"""Thread-bound TIR -> a readable Python module of ``numba.cuda`` kernels plus a host part.
+
+The shared generator of ``mlckit.backend.codegen`` writes the statements; this module's
+flavour changes only what differs on a GPU:
+
+- a loop bound to a thread axis is no loop: ``i_1 = cuda.threadIdx.x`` (under
+  ``if i_1 < 100:`` when its extent is smaller than the launch's);
+- ``"shared"`` buffers are ``cuda.shared.array`` and ``"local"`` ones ``cuda.local.array``
+  (small ones with constant indices become scalar variables, i.e. registers), declared at the
+  top of the kernel;
+- ``T.tvm_storage_sync("shared")`` is ``cuda.syncthreads()``;
+- float intrinsics use ``math`` (``math.exp``), which Numba's CUDA target maps to CUDA's
+  ``expf``/``exp``; integer helpers are ``@cuda.jit(device=True)`` functions.
+
+The host part is a plain Python function that launches each kernel with its grid and block
+(``main_kernel[8, 128](A, B)``), looping where the TIR loops outside the kernels.
+
+Example::
+
+    print(cuda_source(lowered, kernels, "main"))
+"""
+
+from __future__ import annotations
+
+from mlckit.tir import stmt as S
+from mlckit.tir.expr import IntImm, Var
+
+from ..codegen import _Generator
+from ..codegen_common import HELPERS, P_ATOM, Flavour, np_scalar
+from ..codegen_local import _NotScalar
+from .kernels import Kernel, storage_sync_name
+from .sync import _is_full
+
+__all__ = ["CUDA", "cuda_source"]
+
+CUDA = Flavour("numba_cuda", typed_float_consts=True, unroll_limit=64, scalarize_limit=64)
+
+# float intrinsics with a ``math`` function of the same meaning (CUDA's libdevice behind it)
+_MATH = {
+    "exp": "exp", "log": "log", "log2": "log2", "log10": "log10", "log1p": "log1p",
+    "sqrt": "sqrt", "tanh": "tanh", "fabs": "fabs", "floor": "floor", "ceil": "ceil",
+    "trunc": "trunc", "sin": "sin", "cos": "cos", "tan": "tan", "asin": "asin", "acos": "acos",
+    "atan": "atan", "sinh": "sinh", "cosh": "cosh", "isnan": "isnan", "isinf": "isinf",
+    "isfinite": "isfinite", "erf": "erf", "pow": "pow", "atan2": "atan2", "fmod": "fmod",
+    "copysign": "copysign", "hypot": "hypot",
+}
+
+
+class _KernelGenerator(_Generator):
+    """One kernel's ``def``: thread indices instead of bound loops, GPU memory scopes."""
+
+    def __init__(self, func, name, flavour, not_scalar=frozenset(), extents=None):
+        super().__init__(func, name, flavour, not_scalar)
+        self.extents = extents or {}
+
+    def stmt_For(self, s: S.For):
+        if s.kind != S.ForKind.THREAD_BINDING:
+            super().stmt_For(s)
+            return
+        tag = s.thread_binding.thread_tag
+        self.push_scope()
+        var = self.bind(s.loop_var, s.loop_var.name_hint, "int64")
+        self.emit(f"{var} = cuda.{tag}", s)
+        self.ctx_loops.append(var)
+        if _is_full(s, self.extents.get(tag)):
+            self.stmt(s.body)
+        else:
+            end = self.expr_text(s.min + s.extent)
+            low = "" if isinstance(s.min, IntImm) and s.min.value == 0 \
+                else f"{self.expr_text(s.min)} <= "
+            self.emit(f"if {low}{var} < {end}:  # {tag} beyond the loop's extent idles", s)
+            self.body(s.body)
+        self.ctx_loops.pop()
+        self.pop_scope()
+
+    def alloc(self, buf, stmt):
+        self.check_buffer_supported(buf)
+        if self.scalarizable(buf):
+            self.alloc_scalars(buf, stmt)
+            return
+        if id(buf) in self.names:  # an unrolled copy of the same allocation
+            return
+        name = self.bind(buf, buf.name, f"buffer:{buf.dtype}:{buf.ndim}", scoped=False)
+        kind = "shared" if buf.scope == "shared" else "local"
+        shape = ", ".join(self.expr_text(e) for e in buf.shape) + ("," if buf.ndim == 1 else "")
+        self.emit(f"{name} = cuda.{kind}.array(({shape}), {np_scalar(buf.dtype)})", stmt,
+                  indent=1, into=self.top_pre)
+
+    def call(self, e, weak):
+        if storage_sync_name(e) is not None:
+            return "cuda.syncthreads()", P_ATOM
+        op = getattr(e.op, "name", str(e.op))
+        short = op[4:] if op.startswith("tir.") else op
+        if short in _MATH:
+            self.uses_math = True
+            args = ", ".join(self.expr(a, 0) for a in e.args)
+            return f"math.{_MATH[short]}({args})", P_ATOM
+        return super().call(e, weak)
+
+
+class _HostGenerator(_Generator):
+    """The host function: loops outside the kernels and one launch per kernel."""
+
+    def __init__(self, func, name, flavour, kernels: list, kernel_params: dict):
+        super().__init__(func, name, flavour)
+        self.kernels = {id(k.stmt): k for k in kernels}
+        self.kernel_params = kernel_params  # kernel name -> [Buffer or Var]
+
+    def stmt_For(self, s: S.For):
+        kernel = self.kernels.get(id(s))
+        if kernel is None:
+            super().stmt_For(s)
+            return
+        grid = _dims_text(self, kernel.grid)
+        block = _dims_text(self, kernel.block)
+        args = ", ".join(self.names[id(p)] for p in self.kernel_params[kernel.name])
+        self.emit(f"{kernel.name}[{grid}, {block}]({args})", s)
+
+    def alloc(self, buf, stmt):
+        if id(buf) in self.names:
+            return
+        name = self.bind(buf, buf.name, f"buffer:{buf.dtype}:{buf.ndim}", scoped=False)
+        shape = ", ".join(self.expr_text(e) for e in buf.shape) + ("," if buf.ndim == 1 else "")
+        self.emit(f'{name} = empty(({shape}), "{buf.dtype}")  # device memory', stmt)
+
+
+def _dims_text(gen, dims) -> str:
+    texts = [gen.expr_text(d) for d in dims]
+    return texts[0] if len(texts) == 1 else f"({', '.join(texts)})"
+
+
+def _generate(cls, *args, **kwargs):
+    """Run a generator, keeping as arrays the "local" buffers that cannot be scalars."""
+    not_scalar: frozenset = frozenset()
+    while True:
+        try:
+            return cls(*args, not_scalar=not_scalar, **kwargs).run()
+        except _NotScalar as err:
+            not_scalar = not_scalar | {err.key}
+
+
+def kernel_func(func, kernel: Kernel, host_buffers: list):
+    """A PrimFunc whose body is the kernel and whose parameters are what it is given: the
+    function's own, then the host-allocated global buffers."""
+    params = list(func.params)
+    buffer_map = dict(func.buffer_map)
+    for buf in host_buffers:
+        handle = Var(buf.name, "handle")
+        params.append(handle)
+        buffer_map[handle] = buf
+    return func.replace(params=params, buffer_map=buffer_map, body=kernel.stmt)
+
+
+def cuda_source(func, kernels: list, name: str, host_buffers: list) -> str:
+    """The Python module: helpers, one ``@cuda.jit`` kernel per :class:`Kernel`, the host."""
+    parts, helpers, uses_math = [], set(), False
+    kernel_params = {}
+    for k in kernels:
+        kf = kernel_func(func, k, host_buffers)
+        kernel_params[k.name] = [kf.buffer_map.get(p, p) for p in kf.params]
+        src = _generate(_KernelGenerator, kf, k.name, CUDA, extents=k.extents)
+        helpers |= set(src.helpers)
+        uses_math = uses_math or src.uses_math
+        lines = str(src).splitlines()
+        start = next(i for i, ln in enumerate(lines) if ln.startswith(f"def {src.func_name}("))
+        launch = " x ".join(f"{e}" for e in k.grid), " x ".join(f"{e}" for e in k.block)
+        parts.append("\n".join([
+            f"@cuda.jit  # launched as grid {launch[0]}, block {launch[1]}"
+            + (f"; {k.shared_bytes} bytes of shared memory" if k.shared else ""),
+            *lines[start:]]))
+    host = _HostGenerator(func, name, CUDA, kernels, kernel_params).run()
+    host_lines = str(host).splitlines()
+    start = next(i for i, ln in enumerate(host_lines) if ln.startswith("def "))
+    host_text = "\n".join([host_lines[start],
+                           '    """Host part: launches the kernels on arrays in device memory."""',
+                           *host_lines[start + 1:]])
+    header = [
+        f'"""PrimFunc {name!r} for CUDA, generated by mlckit.backend.numba_cuda."""',
+        "",
+        *(["import math", ""] if uses_math else []),
+        "import numpy as np",
+        "from numba import cuda",
+        "",
+        "",
+    ]
+    helper_text = []
+    for h in HELPERS:
+        if h in helpers or (h == "truncdiv" and "truncmod" in helpers):
+            helper_text += ["@cuda.jit(device=True)", HELPERS[h].rstrip("\n"), "", ""]
+    return "\n".join(header + helper_text + ["\n\n\n".join(parts), "", "", host_text]) + "\n"

@@ -1,0 +1,92 @@
+"""What a measuring worker runs: build one candidate with ``mlckit.build`` and time it.
+
+Kept free of Numba at import time: a spawned worker first limits its threads
+(``limit_threads``), then imports Numba on the first build.
+
+Example::
+
+    result = measure(RunnerInput(sch.mod, "llvm --num-cores=1", args_info), repeat=3)
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import time
+
+THREAD_VARS = ("NUMBA_NUM_THREADS", "OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS",
+               "MKL_NUM_THREADS")
+
+
+def limit_threads(threads: int) -> None:
+    """Make Numba (and any BLAS) use ``threads`` threads in this process: the pool's
+    initializer, run before Numba is imported so its thread pool is sized right."""
+    for var in THREAD_VARS:
+        os.environ[var] = str(threads)
+    # Ctrl-C (or a notebook kernel shutting down) is the parent's to handle; a worker
+    # interrupted mid-task would only print a traceback, then be terminated anyway.
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+
+
+def serial_twin(mod):
+    """``mod`` with its parallel loops made serial.
+
+    A worker measuring with one thread runs a parallel loop serially anyway; compiling it
+    without Numba's parallel (parfor) pipeline makes the build about three times faster, and
+    the build, not the run, is what a tuning trial costs.
+    """
+    from mlckit.ir.module import IRModule
+    from mlckit.tir import stmt as S
+    from mlckit.tir.function import PrimFunc
+
+    def go(x):
+        if isinstance(x, list):
+            new = [go(y) for y in x]
+            return new if any(a is not b for a, b in zip(new, x)) else x
+        if not isinstance(x, S.Stmt):
+            return x
+        changes = {}
+        for name in x.field_names():
+            value = getattr(x, name)
+            if isinstance(value, (S.Stmt, list)):
+                new = go(value)
+                if new is not value:
+                    changes[name] = new
+        if isinstance(x, S.For) and x.kind == S.ForKind.PARALLEL:
+            changes["kind"] = S.ForKind.SERIAL
+        return x.replace(**changes) if changes else x
+
+    return IRModule({gv.name_hint: f.replace(body=go(f.body)) if isinstance(f, PrimFunc) else f
+                     for gv, f in mod.functions.items()})
+
+
+def measure(inp, number: int = 1, repeat: int = 3, min_repeat_ms: float = 20.0,
+            seed: int = 0, serial: bool = False):
+    """Build ``inp.mod`` for ``inp.target``, run it on random inputs and time it: a
+    ``RunnerResult`` with one seconds-per-run value per repeat, or the error.  ``serial``:
+    build the serial twin (for a one-thread worker, see ``serial_twin``)."""
+    import numpy as np
+
+    from mlckit.driver.build import build
+    from mlckit.runtime.module import time_evaluator
+
+    from .runner import RunnerResult
+
+    start = time.perf_counter()
+    try:
+        rt_mod = build(serial_twin(inp.mod) if serial else inp.mod, inp.target)
+        func = rt_mod["main"]
+        rng = np.random.default_rng(seed)
+        args = [info.random(rng) for info in inp.args_info]
+        func(*args)  # Numba compiles on the first call
+    except Exception as err:
+        return RunnerResult(None, f"build failed: {type(err).__name__}: {err}",
+                            time.perf_counter() - start)
+    build_secs = time.perf_counter() - start
+    try:
+        timer = time_evaluator(func, None, number=number, repeat=repeat,
+                               min_repeat_ms=min_repeat_ms)
+        secs = list(timer(*args).results)
+    except Exception as err:
+        return RunnerResult(None, f"run failed: {type(err).__name__}: {err}", build_secs)
+    return RunnerResult(secs, None, build_secs)

@@ -1,0 +1,210 @@
+"""A VM function's bytecode as one Python function (the VM's fast path).
+
+The interpreter pays for every instruction: fetch, decode, a list of arguments, a dispatch.
+A function without jumps (no ``If``/``Goto``: what a dataflow program lowers to) is instead
+written out once as Python source, one line per instruction, registers as local variables::
+
+    def main(r0, r1, r2, r3, r4):
+        f0, f1, f6, f9 = funcs[0], funcs[1], funcs[6], funcs[9]
+        if type(r0) is not ndarray or r0.ndim != 2 or r0.dtype != k1:
+            f0(r0, 2, k2, k3)                       # the check, in full, only to fail
+        if type(r0) is not ndarray or r0.shape != (1, 784):
+            f1(r0, None, 2, 0, 1, 0, 784, k3)
+        r5 = f6(vm, k4, 0, k2, k5)                  # vm.builtin.alloc_storage
+        ...
+        r7 = r6                                     # vm.builtin.copy
+        return r13
+
+Same calls, same order, same checks: the argument checks ``VMShapeLower`` emitted run as an
+inline guard on the common case (a NumPy array of the right rank, dtype, static shape) and
+call the builtin — which raises the located error — only when the guard fails.  ``source``
+is kept for reading; ``line_pc`` maps a line to its instruction, for error notes.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from .bytecode import VM_REGISTER, VOID_REGISTER, ArgKind, Opcode
+
+
+@dataclass
+class CompiledFunction:
+    """``fn(*args)`` runs the VM function; ``source`` its Python text; ``line_pc`` maps a
+    line of ``source`` (1-based) to the index of the instruction it runs."""
+
+    fn: object
+    source: str
+    line_pc: dict
+
+
+class _Unsupported(Exception):
+    pass
+
+
+def compile_function(vm, index: int) -> CompiledFunction | None:
+    """The VM function ``index`` of ``vm``'s executable as a Python function, or None when it
+    has jumps (the interpreter runs those)."""
+    try:
+        return _Writer(vm, index).write()
+    except _Unsupported:
+        return None
+
+
+class _Writer:
+    def __init__(self, vm, index: int):
+        ex = vm.exec
+        self.vm = vm
+        self.info = ex.func_table[index]
+        self.code = ex.instructions[self.info.start_instr:self.info.end_instr]
+        self.table = ex.func_table
+        self.consts = ex.constants
+        self.values: list = []  # closure constants k0, k1 …
+        self.value_names: dict[int, str] = {}
+        self.funcs: set[int] = set()
+        self.written = set(range(self.info.num_args))
+        self.read_first: set[int] = set()
+
+    # -- values -------------------------------------------------------------------------
+    def const(self, value) -> str:
+        key = id(value)
+        name = self.value_names.get(key)
+        if name is None:
+            name = self.value_names[key] = f"k{len(self.values)}"
+            self.values.append(value)
+        return name
+
+    def reg(self, r: int) -> str:
+        if r == VOID_REGISTER:
+            return "None"
+        if r == VM_REGISTER:
+            return "vm"
+        if r not in self.written:
+            self.read_first.add(r)
+        return f"r{r}"
+
+    def arg(self, a) -> str:
+        if a.kind == ArgKind.Register:
+            return self.reg(a.value)
+        if a.kind == ArgKind.Immediate:
+            return repr(int(a.value))
+        if a.kind == ArgKind.ConstIdx:
+            return self.const(self.consts[a.value])
+        raise _Unsupported  # a function reference as a value: the interpreter's _FuncRef
+
+    def dst(self, r: int) -> str:
+        if r == VOID_REGISTER:
+            return "rv"
+        self.written.add(r)
+        return f"r{r}"
+
+    # -- instructions -------------------------------------------------------------------
+    def write(self) -> CompiledFunction:
+        lines: list[tuple[str, int]] = []
+        for pc, ins in enumerate(self.code):
+            if ins.op == Opcode.Ret:
+                lines.append((f"return {self.reg(ins.result) if ins.result != VOID_REGISTER else 'rv'}",
+                              pc))
+            elif ins.op == Opcode.Call:
+                for text in self.call(ins):
+                    lines.append((text, pc))
+            else:
+                raise _Unsupported
+        params = ", ".join(f"r{i}" for i in range(self.info.num_args))
+        head = [f"def make(funcs, vm, ndarray, {', '.join(['_'] + [f'k{i}' for i in range(len(self.values))])}):",
+                f"    def {_identifier(self.info.name)}({params}):"]
+        body = []
+        if self.funcs:
+            used = sorted(self.funcs)
+            body.append(f"{', '.join(f'f{i}' for i in used)}{',' if len(used) == 1 else ''} = "
+                        f"{', '.join(f'funcs[{i}]' for i in used)}")
+        body.append("rv = None")
+        for r in sorted(self.read_first):
+            body.append(f"r{r} = None")
+        line_pc = {}
+        out = list(head)
+        for text in body:
+            out.append("        " + text)
+        for text, pc in lines:
+            for part in text.split("\n"):
+                out.append("        " + part)
+                line_pc[len(out)] = pc
+        out.append(f"    return {_identifier(self.info.name)}")
+        source = "\n".join(out) + "\n"
+        namespace: dict = {}
+        exec(compile(source, f"<mlckit vm {self.info.name}>", "exec"), namespace)  # noqa: S102
+        fn = namespace["make"](self.vm._funcs, self.vm, np.ndarray, None, *self.values)
+        return CompiledFunction(fn, source, line_pc)
+
+    def call(self, ins) -> list[str]:
+        name = self.table[ins.func_idx].name
+        special = _SPECIAL.get(name)
+        if special is not None:
+            text = special(self, ins)
+            if text is not None:
+                return [text]
+        self.funcs.add(ins.func_idx)
+        args = ", ".join(self.arg(a) for a in ins.args)
+        return [f"{self.dst(ins.dst)} = f{ins.func_idx}({args})"]
+
+    def guarded(self, ins, condition: str) -> str:
+        """``if <condition>: <the builtin call>`` (the builtin raises the located error)."""
+        self.funcs.add(ins.func_idx)
+        args = ", ".join(self.arg(a) for a in ins.args)
+        return f"if {condition}:\n    f{ins.func_idx}({args})"
+
+
+def _identifier(name: str) -> str:
+    text = "".join(c if c.isalnum() or c == "_" else "_" for c in name)
+    return text if text and not text[0].isdigit() else f"f_{text}"
+
+
+# -- instructions written inline ------------------------------------------------------------
+def _copy(w: _Writer, ins):
+    if len(ins.args) != 1 or ins.args[0].kind != ArgKind.Register:
+        return None
+    src = w.reg(ins.args[0].value)
+    return f"{w.dst(ins.dst)} = {src}"
+
+
+def _check_tensor_info(w: _Writer, ins):
+    args = ins.args
+    if (len(args) != 4 or args[0].kind != ArgKind.Register or args[1].kind != ArgKind.Immediate
+            or args[2].kind != ArgKind.ConstIdx or ins.dst != VOID_REGISTER):
+        return None
+    x = w.reg(args[0].value)
+    ndim, dtype = int(args[1].value), w.consts[args[2].value]
+    cond = [f"type({x}) is not ndarray"]
+    if ndim != -1:
+        cond.append(f"{x}.ndim != {ndim}")
+    if dtype:
+        cond.append(f"{x}.dtype != {w.const(np.dtype(str(dtype)))}")
+    return w.guarded(ins, " or ".join(cond))
+
+
+def _match_shape(w: _Writer, ins):
+    args = ins.args
+    if (len(args) < 4 or args[0].kind != ArgKind.Register or args[2].kind != ArgKind.Immediate
+            or ins.dst != VOID_REGISTER):
+        return None
+    ndim = int(args[2].value)
+    codes = args[3:-1]
+    if len(codes) != 2 * ndim or any(a.kind != ArgKind.Immediate for a in codes):
+        return None
+    if any(int(codes[2 * d].value) != 0 for d in range(ndim)):
+        return None  # symbolic dims: stores and loads of the shape heap, by the builtin
+    x = w.reg(args[0].value)
+    shape = tuple(int(codes[2 * d + 1].value) for d in range(ndim))
+    return w.guarded(ins, f"type({x}) is not ndarray or {x}.shape != {shape!r}")
+
+
+_SPECIAL = {
+    "vm.builtin.copy": _copy,
+    "vm.builtin.check_tensor_info": _check_tensor_info,
+    "vm.builtin.match_shape": _match_shape,
+}
+
+
+__all__ = ["CompiledFunction", "compile_function"]
