@@ -79,8 +79,10 @@ from .codegen_common import (  # noqa: F401 - re-exported
     np_scalar,
 )
 from .codegen_expr import ExprWriter
+from .codegen_flat import FlatParams
 from .codegen_lanes import VectorLanes
 from .codegen_local import LocalScalars, _NotScalar
+from .codegen_promote import RegisterPromotion
 
 __all__ = ["CodegenError", "Flavour", "GeneratedSource", "LNUMPY", "NUMBA", "generate", "func_name"]
 
@@ -125,6 +127,7 @@ class _Loop:
     kind: ForKind
     pre: list
     indent: int
+    stmt: For
     bound: set = field(default_factory=set)  # ids of vars defined inside the loop
 
 
@@ -146,7 +149,7 @@ def _binds_copy_of(stmt, var_ids: set) -> bool:
 
 
 
-class _Generator(ExprWriter, LocalScalars, VectorLanes):
+class _Generator(ExprWriter, LocalScalars, VectorLanes, RegisterPromotion, FlatParams):
     def __init__(self, func: PrimFunc, name: str, flavour: Flavour, not_scalar: frozenset = frozenset()):
         self.func = func
         # a PrimFunc named like a builtin the generated code calls (Relax names the PrimFunc
@@ -172,6 +175,9 @@ class _Generator(ExprWriter, LocalScalars, VectorLanes):
         self.hoisted: set[int] = set()
         self.top_pre: list = []
         self.pending: list[str] = []  # lines an expression needs before its statement
+        self.promoted: dict[int, str] = {}  # id(load/store) -> scalar holding its element
+        self.flat: dict = {}  # constant-shape parameters read through flat views
+        self.flat_pre: list = []
 
     # -- naming ----------------------------------------------------------------------------
     def bind(self, obj, hint: str, type_key: str, scoped: bool = True) -> str:
@@ -250,12 +256,19 @@ class _Generator(ExprWriter, LocalScalars, VectorLanes):
                 if isinstance(dim, Var) and id(dim) not in self.names:
                     var_name = self.bind(dim, dim.name_hint, dim.dtype, scoped=False)
                     self.emit(f"{var_name} = {self.names[id(buf)]}.shape[{axis}]")
+        if self.flavour.flat_params:
+            self.plan_flat_params()
+            self.out.append(self.flat_pre)
         self.out.append(self.top_pre)
         start = len(self.out)
         self.stmt(func.body)
-        if len(self.out) == start and not self.top_pre:
+        if len(self.out) == start and not self.top_pre and not self.flat_pre:
             self.emit("pass")
         return self.finish()
+
+    def top_line(self, text: str) -> _Line:
+        """A line at the top of the function body (before its first statement)."""
+        return _Line(1, text, None, ((), ()))
 
     def finish(self) -> GeneratedSource:
         lines: list[_Line] = []
@@ -320,6 +333,10 @@ class _Generator(ExprWriter, LocalScalars, VectorLanes):
     def stmt_BufferStore(self, s: BufferStore):
         if self.lane is not None:
             self.lane_store(s)
+            return
+        held = self.promoted.get(id(s))
+        if held is not None:  # an element kept in a scalar over the loop
+            self.emit(f"{held} = {self.promoted_store_value(s)}", s)
             return
         target = self.buffer_access(s.buffer, s.indices)
         # a scalar variable must keep its type: constants stored to it are typed
@@ -411,12 +428,14 @@ class _Generator(ExprWriter, LocalScalars, VectorLanes):
         self.out.append(pre)
         self.push_scope()
         var = self.bind(s.loop_var, s.loop_var.name_hint, "int64")
+        held = self.promote_begin(s)
         self.emit(f"for {var} in {rng}({bounds}):{comment}", s)
-        self.loops.append(_Loop(s.loop_var, kind, pre, self.indent))
+        self.loops.append(_Loop(s.loop_var, kind, pre, self.indent, s))
         self.ctx_loops.append(var)
         self.body(s.body)
         self.ctx_loops.pop()
         self.loops.pop()
+        self.promote_end(s, held)
         self.pop_scope()
 
     def unrolled(self, s: For):

@@ -2,8 +2,9 @@
 
 ``codegen.py`` walks statements, ``codegen_expr.py`` prints expressions,
 ``codegen_local.py`` keeps small "local" buffers in scalar variables and
-``codegen_lanes.py`` writes ``T.vectorized`` loops as lanes; this module holds the data
-they all read.
+``codegen_lanes.py`` writes ``T.vectorized`` loops as lanes, ``codegen_promote.py`` holds
+loop-invariant elements in scalars and ``codegen_flat.py`` indexes constant-shape arguments
+through flat views; this module holds the data they all read.
 
 Example::
 
@@ -43,11 +44,18 @@ class Flavour:
     # T.vectorized loops with a constant extent up to this, whose lanes are independent,
     # are written lane by lane: every lane's value computed, then every lane stored
     vector_lanes: int = 0
+    # in an innermost loop, an element whose index does not move with it is held in a
+    # scalar (loaded before the loop, stored after it when written): codegen_promote
+    promote_invariant: bool = False
+    # parameter buffers of constant shape are indexed through flat views outside vector
+    # lanes (C_flat[vi * 512 + vj]), so that LLVM sees constant strides: codegen_flat
+    flat_params: bool = False
 
 
 LNUMPY = Flavour("lnumpy")
 NUMBA = Flavour("numba", typed_float_consts=True, prange=True, unroll_limit=64,
-                hoist_alloc=True, njit_helpers=True, scalarize_limit=64, vector_lanes=64)
+                hoist_alloc=True, njit_helpers=True, scalarize_limit=64, vector_lanes=64,
+                promote_invariant=True, flat_params=True)
 
 
 

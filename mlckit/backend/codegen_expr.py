@@ -87,6 +87,9 @@ class ExprWriter:
     def buffer_access(self, buf: Buffer, indices) -> str:
         if id(buf) in self.scalars:
             return self.scalar_access(buf, indices)
+        flat = self.flat_access(buf, indices)
+        if flat is not None:
+            return flat
         name = self.name_of(buf)
         if not indices:
             return f"{name}[()]"
@@ -125,7 +128,8 @@ class ExprWriter:
             lane = self.lane is not None and self.lane_var_text(e)
             return lane or (self.name_of(e), P_ATOM)
         if isinstance(e, BufferLoad):
-            return self.buffer_access(e.buffer, e.indices), P_ATOM
+            held = self.promoted.get(id(e))  # an element kept in a scalar over the loop
+            return held or self.buffer_access(e.buffer, e.indices), P_ATOM
         cls = type(e)
         if cls in _BINOPS:
             op, prec = _BINOPS[cls]

@@ -42,6 +42,7 @@ from mlckit.tir.expr import Add, BufferLoad, Cast, IntImm, Let, Mul, PrimExpr, S
 from mlckit.tir.stmt import BlockRealize, BufferStore, For, SeqStmt
 
 from .codegen_common import P_ADD, P_ATOM
+from .codegen_promote import scalar_hint
 
 __all__ = ["VectorLanes", "lanes_independent"]
 
@@ -148,6 +149,7 @@ class VectorLanes:
             lane.k = None
             return
         self.push_scope()
+        held = self.lane_invariant_loads(s)
         temps = []
         for k in range(lane.n):
             self.set_lane(k)
@@ -159,8 +161,34 @@ class VectorLanes:
         for k, temp in enumerate(temps):
             self.set_lane(k)
             self.emit(f"{self.buffer_access(s.buffer, s.indices)} = {temp}", s)
+        for key in held:
+            self.promoted.pop(key, None)
         self.pop_scope()
         lane.k = None
+
+    def lane_invariant_loads(self, s: BufferStore) -> list:
+        """Loads in the value of ``s`` that every lane reads at the same element
+        (``A[vi, vk]``) are read once, before the lanes (``A_ik = A[vi, vk]``): the lanes
+        read before any is written, so they would all read the same value.  Fewer loads
+        for Numba to compile.  Returns the keys to forget after the lanes."""
+        lane = self.lane
+        steps = {k: c for k, (c, _) in lane.coefs.items()}
+        self.set_lane(0)
+        held, by_text = [], {}
+        for load in _loads(s.value):
+            if id(load) in self.promoted or any(_loads(i) for i in load.indices):
+                continue
+            if any(_coef(i, lane.var, steps) != 0 for i in load.indices):
+                continue
+            text = self.buffer_access(load.buffer, load.indices)
+            name = by_text.get(text)
+            if name is None:
+                hint = scalar_hint(load.buffer, list(load.indices), False)
+                name = by_text[text] = self.bind(Var(hint, load.buffer.dtype), hint, load.buffer.dtype)
+                self.emit(f"{name} = {text}  # the same element in every lane", s)
+            self.promoted[id(load)] = name
+            held.append(id(load))
+        return held
 
 
 def lanes_independent(loop: For) -> bool:

@@ -60,8 +60,9 @@ def test_vectorized_loop_is_written_as_lanes():
     src = numba_cpu.build(tutorial_schedule(), cache=False).source
     assert "# T.vectorized: j_1 = 0 .. 7 as 8 lanes, every lane read before any is written" in src
     assert "vj = j_0 * 8  # lane j_1 reads vj + j_1" in src
-    assert "C_lane0 = C[vi, vj] + A[vi, vk] * B[vk, vj]" in src
-    assert "C_lane7 = C[vi, vj + 7] + A[vi, vk] * B[vk, vj + 7]" in src
+    assert "A_ik = A[vi, vk]  # the same element in every lane" in src  # read once
+    assert "C_lane0 = C[vi, vj] + A_ik * B[vk, vj]" in src
+    assert "C_lane7 = C[vi, vj + 7] + A_ik * B[vk, vj + 7]" in src
     # every lane read before any is written
     assert src.index("C_lane7 = ") < src.index("C[vi, vj] = C_lane0")
     assert "C[vi, vj + 7] = 0.0" in src  # the init stores directly: nothing to read

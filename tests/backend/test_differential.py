@@ -1,6 +1,8 @@
-"""Differential tests: random element-wise, broadcast and reduction PrimFuncs, and random
-schedules of a matmul (vectorized lanes, unrolling, prange, local tiles), give the same
-result through lnumpy, numba_cpu and NumPy (exact for int32, rtol 1e-5 for floats)."""
+"""Differential tests: random element-wise, broadcast and reduction PrimFuncs, random
+schedules of a matmul (vectorized lanes, unrolling, prange, local tiles, elements held in
+scalars over innermost loops, flat views) and random in-place row kernels (elements held in
+scalars only where their accesses cannot meet) give the same result through lnumpy,
+numba_cpu and NumPy (exact for int32, rtol 1e-5 for floats)."""
 
 from __future__ import annotations
 
@@ -102,6 +104,9 @@ def matmul_schedules(draw):
         "vectorize_local": draw(st.booleans()),
         "j1": draw(pick(["vectorize", "unroll", "serial"])), "unroll_k1": draw(st.booleans()),
         "parallel": draw(st.booleans()), "decompose": draw(st.booleans()),
+        # k1 innermost: C[vi, vj] is the same element over it (held in a scalar, with the
+        # init inside the loop unless decomposed); j1 innermost: A[vi, vk] is
+        "k1_inner": draw(st.booleans()),
     }
 
 
@@ -115,7 +120,7 @@ def _schedule(choice):
     i0, i1 = sch.split(i, [None, choice["ti"]])
     j0, j1 = sch.split(j, [None, choice["tj"]])
     k0, k1 = sch.split(kk, [None, choice["tk"]])
-    sch.reorder(i0, j0, k0, i1, k1, j1)
+    sch.reorder(i0, j0, k0, i1, *((j1, k1) if choice["k1_inner"] else (k1, j1)))
     if choice["local"]:
         c_local = sch.cache_write(block, 0, "local")
         sch.reverse_compute_at(c_local, j0)
@@ -148,3 +153,68 @@ def test_scheduled_matmuls_agree_with_numpy(choice, seed):
                                    err_msg=f"{backend.__name__}\n{func.script()}")
         results.append(c)
     np.testing.assert_allclose(results[0], results[1], rtol=1e-5, atol=1e-6)
+
+
+INPLACE = '''
+@T.prim_func
+def inplace(X: T.Buffer((4, 5), "float32"), Y: T.Buffer((4, 5), "float32")):
+    for i in T.{outer}(4):
+        for k in T.{inner}(4):
+            with T.block("B"):
+                vi, vk = T.axis.remap("SS", [i, k])
+{where}                X[vi, {w}] = X[vi, {r1}] * T.float32(0.5) + Y[vi, {r2}] + X[vi, {r3}]
+{second}'''
+_INDEX = {"0": lambda k: 0, "4": lambda k: 4, "vk": lambda k: k, "vk + 1": lambda k: k + 1,
+          "3 - vk": lambda k: 3 - k}
+
+
+@st.composite
+def inplace_kernels(draw):
+    """A loop over rows whose body reads and writes one buffer at indices that do or do not
+    move with the inner loop, and may meet (X[vi, 0] and X[vi, vk]) or not (X[vi, vk + 1]):
+    the elements held in scalars must be exactly those whose accesses cannot meet."""
+    pick = st.sampled_from
+    idx = pick(sorted(_INDEX))
+    return {"outer": draw(pick(["serial", "parallel"])), "inner": draw(pick(["serial", "unroll"])),
+            "w": draw(idx), "r1": draw(idx), "r2": draw(idx), "r3": draw(idx),
+            "where": draw(st.booleans()), "second": draw(st.sampled_from([None, *sorted(_INDEX)]))}
+
+
+def _inplace_reference(choice, x, y):
+    x, y = x.copy(), y.copy()
+    w, r1, r2, r3 = (_INDEX[choice[n]] for n in ("w", "r1", "r2", "r3"))
+    for i in range(4):
+        for k in range(4):
+            if choice["where"] and not k < 3:
+                continue
+            x[i, w(k)] = x[i, r1(k)] * np.float32(0.5) + y[i, r2(k)] + x[i, r3(k)]
+            if choice["second"] is not None:
+                y[i, _INDEX[choice["second"]](k)] = x[i, w(k)]
+    return x, y
+
+
+@_settings(40)
+@given(choice=inplace_kernels(), seed=st.integers(0, 2**16))
+def test_elements_held_in_scalars_keep_the_sequential_result(choice, seed):
+    where = "                T.where(k < 3)\n" if choice["where"] else ""
+    second = ""
+    if choice["second"] is not None:
+        second = (f'            with T.block("Y"):\n'
+                  f'                vi, vk = T.axis.remap("SS", [i, k])\n{where}'
+                  f'                Y[vi, {choice["second"]}] = X[vi, {choice["w"]}]\n')
+    text = INPLACE.format(where=where, second=second,
+                          **{n: choice[n] for n in ("outer", "inner", "w", "r1", "r2", "r3")})
+    func = _func(text)
+    rng = np.random.default_rng(seed)
+    x = rng.uniform(-1, 1, (4, 5)).astype("float32")
+    y = rng.uniform(-1, 1, (4, 5)).astype("float32")
+    ex, ey = _inplace_reference(choice, x, y)
+    results = []
+    for backend in (lnumpy, numba_cpu):
+        args = [x.copy(), y.copy()]
+        backend.build(func)(*args)
+        np.testing.assert_allclose(args[0], ex, rtol=1e-5, atol=1e-6, err_msg=f"{backend.__name__}\n{text}")
+        np.testing.assert_allclose(args[1], ey, rtol=1e-5, atol=1e-6, err_msg=f"{backend.__name__}\n{text}")
+        results.append(args)
+    for a, b in zip(*results):  # the same float32 operations in the same order
+        np.testing.assert_array_equal(a, b)

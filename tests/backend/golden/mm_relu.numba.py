@@ -7,20 +7,27 @@ from numba import njit
 
 @njit(cache=True)
 def mm_relu(A, B, C):
+    # flat views of the arguments (A_flat[vi * 128 + vk] is A[vi, vk]): LLVM sees constant strides, as with TVM's flattened buffers
+    A_flat = A.reshape(-1)
+    B_flat = B.reshape(-1)
+    C_flat = C.reshape(-1)
     Y = np.empty((128, 128), dtype="float32")
     for i in range(128):
         for j in range(128):
+            # held in scalars over k (buffers do not overlap, as with tir.noalias)
+            Y_acc = Y[i, j]
             for k in range(128):
                 # block "Y"
                 vi = i
                 vj = j
                 vk = k
                 if vk == 0:
-                    Y[vi, vj] = 0.0
-                Y[vi, vj] = Y[vi, vj] + A[vi, vk] * B[vk, vj]
+                    Y_acc = np.float32(0.0)
+                Y_acc = Y_acc + A_flat[vi * 128 + vk] * B_flat[vk * 128 + vj]
+            Y[i, j] = Y_acc
     for i in range(128):
         for j in range(128):
             # block "C"
             vi = i
             vj = j
-            C[vi, vj] = max(Y[vi, vj], np.float32(0.0))
+            C_flat[vi * 128 + vj] = max(Y[vi, vj], np.float32(0.0))

@@ -27,9 +27,9 @@ def test_unrolled_local_tile_becomes_scalar_variables():
     f = numba_cpu.build(func, cache=False)
     src = f.source
     assert '# C_local: (2, 8) "local" buffer kept in scalar variables' in src
-    assert "C_local_1_7 = C_local_1_7 + A[vi, vk] * B_global[7, vk]" not in src  # j_1 not folded
-    assert "C_local_1_7 = C_local_1_7 + A[vi, vk] * B_global[j_1, vk]" in src
-    assert "C[v0, v1] = C_local_0_0" in src
+    assert "C_local_1_7 = C_local_1_7 + A_flat[vi * 16 + vk] * B_global[7, vk]" not in src  # j_1 not folded
+    assert "C_local_1_7 = C_local_1_7 + A_flat[vi * 16 + vk] * B_global[j_1, vk]" in src
+    assert "C_flat[v0 * 16 + v1] = C_local_0_0" in src
     assert "C_local = np.empty" not in src and "C_local[" not in src
     assert 'B_global = np.empty((8, 16), dtype="float32")' in src
     _check(func)
@@ -44,7 +44,7 @@ def test_tile_with_a_serial_loop_stays_an_array():
     # blocked() without packing: the tile's loops are serial, so its indices are not constants
     src = numba_cpu.build(blocked(), cache=False).source
     assert 'C_local = np.empty((2, 8), dtype="float32")' in src
-    assert "C_local[i_1, j_1] = C_local[i_1, j_1] + A[vi, vk] * B[vk, vj]" in src
+    assert "C_local[i_1, j_1] = C_local[i_1, j_1] + A_ik * B_flat[vk * 16 + vj]" in src  # A held over j_1
     _check(blocked())
 
 
@@ -70,7 +70,7 @@ def test_global_scope_and_parallel_access_are_not_scalarized():
 
     # t is allocated at the root: scalars there would be shared by the prange's iterations
     src = str(generate(f, NUMBA))
-    assert "t_0 =" not in src and "t[vj] = A[vi, vj] * np.float32(2.0)" in src
+    assert "t_0 =" not in src and "t[vj] = A_flat[vi * 2 + vj] * np.float32(2.0)" in src
     # the numba backend first moves it into the parallel loop, where scalars are private
     built = numba_cpu.build(f, cache=False)
     a = np.arange(8, dtype="float32").reshape(4, 2)

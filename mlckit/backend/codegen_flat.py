@@ -1,0 +1,77 @@
+"""Arguments of constant shape indexed through flat views in the Numba code generator.
+
+Numba computes the address of ``C[vi, vj]`` from the shape the array arrives with, a value
+LLVM knows only at run time; TVM flattens buffers before code generation (``FlattenBuffer``)
+and its LLVM sees ``vi * 512 + vj`` with the stride a constant.  With the constant, LLVM
+unrolls and schedules a tiled loop nest as it does for TVM (the tiled matmul runs ~1.5x
+faster).  So a parameter buffer whose shape is constant is read and written through a flat
+view, made once at the top of the function::
+
+    # flat views of the arguments: C[vi, vj] is C_flat[vi * 512 + vj], so that LLVM
+    # sees constant strides (as TVM flattens buffers)
+    C_flat = C.reshape(-1)
+    ...
+    C_flat[vi * 512 + vj] = C_flat[vi * 512 + vj] + A_ik * B_flat[vk * 512 + vj]
+
+The lanes of a ``T.vectorized`` loop keep the 2-D form: there LLVM's SLP vectorizer finds
+the neighbouring elements (``C[vi, vj + 1]``) through Numba's own index arithmetic and
+packs them, which it does not do for the flat sums.  Buffers allocated in the function keep
+the 2-D form too (their shape is a constant LLVM already sees).
+
+Example::
+
+    print(numba_cpu.build(tiled_matmul).source)    # A_flat, B_flat, C_flat as above
+"""
+
+from __future__ import annotations
+
+from mlckit.tir.buffer import Buffer
+from mlckit.tir.expr import IntImm, Mul, Var
+
+from .codegen_common import P_ADD
+
+__all__ = ["FlatParams"]
+
+
+class FlatParams:
+    """Mixin of the generator: flat views of constant-shape parameter buffers."""
+
+    flat: dict  # id(buffer) -> (its flat view's name or None before first use, row-major strides)
+    flat_pre: list  # where the views are created (top of the function)
+
+    def plan_flat_params(self):
+        """Note the parameter buffers of constant shape (2-D and more); their views are
+        written on first use."""
+        for p in self.func.params:
+            buf = self.func.buffer_map.get(p)
+            if buf is None or buf.ndim < 2 or not all(isinstance(d, IntImm) for d in buf.shape):
+                continue
+            strides, step = [], 1
+            for d in reversed(buf.shape):
+                strides.append(step)
+                step *= d.value
+            self.flat[id(buf)] = [None, strides[::-1]]
+
+    def flat_access(self, buf: Buffer, indices) -> str | None:
+        """``C_flat[vi * 512 + vj]`` for ``C[vi, vj]``, or None where the 2-D form stays."""
+        entry = self.flat.get(id(buf))
+        if entry is None or self.lane is not None or not indices:
+            return None
+        if entry[0] is None:
+            name = self.names[id(buf)]
+            entry[0] = self.bind(Var(f"{name}_flat", "handle"), f"{name}_flat",
+                                 f"buffer:{buf.dtype}:1", scoped=False)
+        # integer sums are associative here (Python integers): no parentheses between terms
+        terms = [self.expr(i if stride == 1 else Mul(i, IntImm(i.dtype, stride)), P_ADD)
+                 for i, stride in zip(indices, entry[1])
+                 if not (isinstance(i, IntImm) and i.value == 0)]
+        text = f"{entry[0]}[{' + '.join(terms) or '0'}]"
+        if len(entry) == 2:  # first use: create the view (and say why, once)
+            entry.append(True)
+            if not self.flat_pre:
+                plain = f"{self.names[id(buf)]}[{', '.join(self.expr(i, 0) for i in indices)}]"
+                self.flat_pre.append(self.top_line(
+                    f"# flat views of the arguments ({text} is {plain}): "
+                    "LLVM sees constant strides, as with TVM's flattened buffers"))
+            self.flat_pre.append(self.top_line(f"{entry[0]} = {self.names[id(buf)]}.reshape(-1)"))
+        return text

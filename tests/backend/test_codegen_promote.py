@@ -1,0 +1,250 @@
+"""numba flavour: in an innermost loop, an element whose index does not move with the loop is
+held in a scalar (loaded before the loop, stored after it when written) — only where that
+keeps lnumpy's sequential result; lnumpy keeps the loads and stores as written."""
+
+from __future__ import annotations
+
+import textwrap
+
+import numpy as np
+
+from mlckit import tir
+from mlckit.backend import lnumpy, numba_cpu
+from mlckit.backend.codegen import LNUMPY, NUMBA, generate
+from mlckit.backend.codegen_promote import invariant_elements
+from mlckit.script import from_source
+from mlckit.tir.stmt import BlockRealize, For
+
+HELD = "# held in scalars over"
+
+
+def _func(text: str):
+    return from_source(textwrap.dedent(text))
+
+
+def _agree(func, *arrays):
+    """Run ``func`` through lnumpy and numba_cpu on copies of ``arrays``; they must agree
+    exactly (the same float32 operations in the same order)."""
+    results = []
+    for build in (lnumpy.build, lambda f: numba_cpu.build(f, cache=False)):
+        args = [a.copy() for a in arrays]
+        build(func)(*args)
+        results.append(args)
+    for ln, nb in zip(*results):
+        np.testing.assert_array_equal(nb, ln)
+    return results[1]
+
+
+NAIVE = '''
+    @T.prim_func
+    def matmul(A: T.Buffer((8, 8), "float32"), B: T.Buffer((8, 8), "float32"),
+               C: T.Buffer((8, 8), "float32")):
+        T.func_attr({"global_symbol": "matmul", "tir.noalias": True})
+        for i, j, k in T.grid(8, 8, 8):
+            with T.block("C"):
+                vi, vj, vk = T.axis.remap("SSR", [i, j, k])
+                with T.init():
+                    C[vi, vj] = T.float32(0)
+                C[vi, vj] = C[vi, vj] + A[vi, vk] * B[vk, vj]
+'''
+
+
+def _mm_args():
+    rng = np.random.default_rng(0)
+    a = rng.uniform(-1, 1, (8, 8)).astype("float32")
+    b = rng.uniform(-1, 1, (8, 8)).astype("float32")
+    return a, b, np.full((8, 8), 99, "float32")
+
+
+def test_reduction_accumulator_is_held_over_the_reduction_loop():
+    func = _func(NAIVE)
+    src = numba_cpu.build(func, cache=False).source
+    body = textwrap.dedent("""\
+        # held in scalars over k (buffers do not overlap, as with tir.noalias)
+        C_acc = C_flat[i * 8 + j]
+        for k in range(8):
+            # block "C"
+            vi = i
+            vj = j
+            vk = k
+            if vk == 0:
+                C_acc = np.float32(0.0)
+            C_acc = C_acc + A_flat[vi * 8 + vk] * B_flat[vk * 8 + vj]
+        C_flat[i * 8 + j] = C_acc
+    """)
+    assert textwrap.indent(body, " " * 12) in src
+    a, b, c = _mm_args()
+    _, _, out = _agree(func, a, b, c)
+    np.testing.assert_allclose(out, a @ b, rtol=1e-5, atol=1e-6)
+
+
+def test_lnumpy_keeps_the_loads_and_stores():
+    src = str(generate(_func(NAIVE), LNUMPY))
+    assert HELD not in src and "_acc" not in src
+    assert "C[vi, vj] = C[vi, vj] + A[vi, vk] * B[vk, vj]" in src
+
+
+def test_loop_invariant_load_of_the_tiled_matmul_is_read_once():
+    sch = tir.Schedule(_func(NAIVE))
+    block = sch.get_block("C")
+    i, j, k = sch.get_loops(block)
+    i0, i1 = sch.split(i, [None, 4])
+    j0, j1 = sch.split(j, [None, 4])
+    k0, k1 = sch.split(k, [None, 2])
+    sch.reorder(i0, j0, k0, i1, k1, j1)
+    sch.decompose_reduction(block, k0)
+    func = sch.mod["main"]
+    src = numba_cpu.build(func, cache=False).source
+    assert "A_ik = A_flat[(i_0 * 4 + i_1) * 8 + k_0 * 2 + k_1]" in src
+    assert "C_flat[vi * 8 + vj] = C_flat[vi * 8 + vj] + A_ik * B_flat[vk * 8 + vj]" in src
+    a, b, c = _mm_args()
+    _agree(func, a, b, c)
+
+
+def _innermost(func) -> For:
+    s = func.body
+    while not (isinstance(s, For) and not isinstance(s.body, For)):
+        s = s.block.body if isinstance(s, BlockRealize) else s.body
+    return s
+
+
+def test_invariant_elements_names_the_buffers():
+    loop = _innermost(_func(NAIVE))
+    [held] = invariant_elements(loop)
+    assert held.buffer.name == "C" and held.written and len(held.nodes) == 3  # init, load, store
+
+
+ROWS = '''
+    @T.prim_func
+    def rows(X: T.Buffer((4, 5), "float32")):
+        for i, k in T.grid(4, 4):
+            with T.block("B"):
+                vi, vk = T.axis.remap("SR", [i, k])
+                X[vi, 0] = X[vi, 0] + X[vi, {index}]
+'''
+
+
+def _x():
+    return np.random.default_rng(1).uniform(-1, 1, (4, 5)).astype("float32")
+
+
+def test_an_element_also_read_at_an_index_that_may_meet_it_stays_in_memory():
+    # X[vi, vk] is X[vi, 0] when vk == 0: a scalar would miss that update
+    func = _func(ROWS.format(index="vk"))
+    assert HELD not in numba_cpu.build(func, cache=False).source
+    x = _x()
+    [out] = _agree(func, x)
+    expected = x.copy()
+    for i in range(4):
+        for k in range(4):
+            expected[i, 0] = expected[i, 0] + expected[i, k]
+    np.testing.assert_array_equal(out, expected)
+
+
+def test_an_element_apart_from_the_other_accesses_is_held():
+    # X[vi, vk + 1] never is X[vi, 0]
+    func = _func(ROWS.format(index="vk + 1"))
+    src = numba_cpu.build(func, cache=False).source
+    assert "X_acc = X_flat[i * 5]" in src and "X_acc = X_acc + X_flat[vi * 5 + vk + 1]" in src
+    x = _x()
+    [out] = _agree(func, x)
+    np.testing.assert_allclose(out[:, 0], x[:, 0] + x[:, 1:].sum(axis=1), rtol=1e-6)
+
+
+def test_a_read_only_element_of_a_buffer_written_where_it_may_be_read_stays_in_memory():
+    func = _func('''
+        @T.prim_func
+        def f(X: T.Buffer((4, 4), "float32")):
+            for i, k in T.grid(4, 4):
+                with T.block("B"):
+                    vi, vk = T.axis.remap("SS", [i, k])
+                    X[vi, vk] = X[vi, 0] * T.float32(2)
+    ''')
+    assert HELD not in numba_cpu.build(func, cache=False).source
+    x = _x()[:, :4].copy()
+    [out] = _agree(func, x)
+    expected = x.copy()
+    expected[:, 0] *= 2
+    expected[:, 1:] = expected[:, :1] * 2
+    np.testing.assert_array_equal(out, expected)
+
+
+def test_an_element_accessed_only_under_a_predicate_is_not_read_early():
+    # the tail of a split: reading X[vi, 0] before the loop for i_1 == 3 would read row 6
+    func = _func('''
+        @T.prim_func
+        def f(X: T.Buffer((6, 4), "float32"), Y: T.Buffer((6, 4), "float32")):
+            for i_0, i_1, k in T.grid(2, 4, 4):
+                with T.block("B"):
+                    vi = T.axis.spatial(6, i_0 * 4 + i_1)
+                    vk = T.axis.spatial(4, k)
+                    T.where(i_0 * 4 + i_1 < 6)
+                    Y[vi, vk] = X[vi, 0] + T.float32(1)
+    ''')
+    assert HELD not in numba_cpu.build(func, cache=False).source
+    x = np.random.default_rng(2).uniform(-1, 1, (6, 4)).astype("float32")
+    _, out = _agree(func, x, np.zeros((6, 4), "float32"))
+    np.testing.assert_array_equal(out, np.repeat(x[:, :1] + 1, 4, axis=1))
+
+
+def test_parallel_symbolic_and_load_indexed_loops_are_left_alone():
+    parallel = _func('''
+        @T.prim_func
+        def f(A: T.Buffer((4,), "float32"), B: T.Buffer((4, 8), "float32")):
+            for i in range(4):
+                for j in T.parallel(8):
+                    with T.block("B"):
+                        vi, vj = T.axis.remap("SS", [i, j])
+                        B[vi, vj] = A[vi] * T.float32(2)
+    ''')
+    symbolic = _func('''
+        @T.prim_func
+        def f(a: T.handle, b: T.handle):
+            n = T.int32()
+            A = T.match_buffer(a, (4, n), "float32")
+            B = T.match_buffer(b, (4,), "float32")
+            for i, k in T.grid(4, n):
+                with T.block("B"):
+                    vi, vk = T.axis.remap("SR", [i, k])
+                    with T.init():
+                        B[vi] = T.float32(0)
+                    B[vi] = B[vi] + A[vi, vk]
+    ''')
+    indirect = _func('''
+        @T.prim_func
+        def f(idx: T.Buffer((4,), "int32"), A: T.Buffer((4, 4), "float32"), B: T.Buffer((4, 4), "float32")):
+            for i, k in T.grid(4, 4):
+                with T.block("B"):
+                    vi, vk = T.axis.remap("SS", [i, k])
+                    B[vi, vk] = A[idx[vi], 0] + A[vi, vk]
+    ''')
+    for func in (parallel, symbolic):
+        assert HELD not in str(generate(numba_cpu.lower(func), NUMBA)), func.script()
+    src = str(generate(numba_cpu.lower(indirect), NUMBA))
+    assert "idx_i = idx[i]" in src  # held: its index does not move with k
+    assert "A_flat[idx_i * 4] + A_flat[vi * 4 + vk]" in src  # A[idx[vi], 0] is not (a load in its index)
+    a = np.arange(4, dtype="float32")
+    _agree(parallel, a, np.zeros((4, 8), "float32"))
+    _agree(symbolic, np.ones((4, 3), "float32"), np.zeros(4, "float32"))
+    # a loop over an empty range: nothing is read or written
+    _agree(symbolic, np.ones((4, 0), "float32"), np.full(4, 7, "float32"))
+    _agree(indirect, np.array([3, 2, 1, 0], "int32"), np.ones((4, 4), "float32"),
+           np.zeros((4, 4), "float32"))
+
+
+def test_a_value_of_another_dtype_held_in_a_scalar_is_converted_as_a_store_would():
+    func = _func('''
+        @T.prim_func
+        def f(A: T.Buffer((4, 4), "float32"), B: T.Buffer((4,), "int32")):
+            for i, k in T.grid(4, 4):
+                with T.block("B"):
+                    vi, vk = T.axis.remap("SR", [i, k])
+                    with T.init():
+                        B[vi] = 0
+                    B[vi] = B[vi] + T.Cast("int32", A[vi, vk])
+    ''')
+    src = numba_cpu.build(func, cache=False).source
+    assert "B_acc = B[i]" in src
+    a = np.random.default_rng(3).uniform(-5, 5, (4, 4)).astype("float32")
+    _, out = _agree(func, a, np.zeros(4, "int32"))
+    np.testing.assert_array_equal(out, a.astype("int32").sum(axis=1))
