@@ -187,7 +187,7 @@ class ExprWriter:
         if (
             e.dtype in ("int32", "int64")
             and e.value.dtype in ("int32", "int64")
-            and not _has_load(e.value)
+            and not has_load(e.value)
         ):
             # index arithmetic on loop variables: Python / Numba integers are wide enough
             return self.expr_prec(e.value)
@@ -222,7 +222,6 @@ class ExprWriter:
         )
 
 
-
 def _weak_pair(a, b) -> tuple:
     """A constant operand may be a bare literal when the other operand is not constant."""
     ca = isinstance(a, (IntImm, FloatImm))
@@ -230,16 +229,16 @@ def _weak_pair(a, b) -> tuple:
     return ("sibling" if ca and not cb else None), ("sibling" if cb and not ca else None)
 
 
-
-def _has_load(e) -> bool:
+def has_load(e) -> bool:
+    """Whether the expression reads a buffer."""
     if isinstance(e, BufferLoad):
         return True
     if isinstance(e, PrimExpr):
         for name in e.field_names():
             v = getattr(e, name)
-            if isinstance(v, PrimExpr) and _has_load(v):
+            if isinstance(v, PrimExpr) and has_load(v):
                 return True
-            if isinstance(v, list) and any(_has_load(x) for x in v):
+            if isinstance(v, list) and any(has_load(x) for x in v):
                 return True
     return False
 

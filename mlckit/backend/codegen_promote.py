@@ -57,6 +57,7 @@ from mlckit.tir.stmt import (
 )
 
 from .codegen_common import np_scalar
+from .codegen_expr import has_load
 
 __all__ = ["Promotion", "RegisterPromotion", "invariant_elements"]
 
@@ -111,7 +112,7 @@ def invariant_elements(loop: For, outer: list | tuple = ()) -> list[Promotion]:
     loop_var = loop.loop_var
 
     def invariant(indices) -> bool:
-        return not any(_has_load(i) for i in indices) and not uses_var(
+        return not any(has_load(i) for i in indices) and not uses_var(
             indices, lambda v: v is loop_var or id(v) in inner)
 
     groups: dict = {}
@@ -221,19 +222,6 @@ def _same(ana: Analyzer, a: list, b: list) -> bool:
 def _apart(ana: Analyzer, a: list, b: list) -> bool:
     """Whether ``a`` and ``b`` index different elements in every iteration."""
     return len(a) == len(b) and any(ana.can_prove(NE(x, y)) for x, y in zip(a, b))
-
-
-def _has_load(e) -> bool:
-    if isinstance(e, BufferLoad):
-        return True
-    if isinstance(e, PrimExpr):
-        for name in e.field_names():
-            v = getattr(e, name)
-            if isinstance(v, PrimExpr) and _has_load(v):
-                return True
-            if isinstance(v, list) and any(_has_load(x) for x in v):
-                return True
-    return False
 
 
 def scalar_hint(buf: Buffer, indices: list, written: bool) -> str:

@@ -24,8 +24,8 @@ Example::
 
 from __future__ import annotations
 
-from mlckit.ir.node import Node
 from mlckit.tir import stmt as S
+from mlckit.tir.analysis.var_use import var_ids
 from mlckit.tir.expr import IntImm, IterVarType, Var
 
 from ..codegen import _Generator
@@ -78,7 +78,7 @@ class _KernelGenerator(_Generator):
 
     def stmt_BlockRealize(self, s: S.BlockRealize):
         block = s.block
-        used = _var_ids([block.body, block.init])
+        used = var_ids([block.body, block.init])
         keep = [k for k, iv in enumerate(block.iter_vars)
                 if id(iv.var) in used
                 or (block.init is not None and iv.iter_type == IterVarType.CommReduce)]
@@ -136,20 +136,6 @@ class _HostGenerator(_Generator):
         name = self.bind(buf, buf.name, f"buffer:{buf.dtype}:{buf.ndim}", scoped=False)
         shape = ", ".join(self.expr_text(e) for e in buf.shape) + ("," if buf.ndim == 1 else "")
         self.emit(f'{name} = empty(({shape}), "{buf.dtype}")  # device memory', stmt)
-
-
-def _var_ids(obj, out: set | None = None) -> set:
-    """Ids of the variables read in ``obj`` (statements, expressions, lists of them)."""
-    out = set() if out is None else out
-    if isinstance(obj, Var):
-        out.add(id(obj))
-    elif isinstance(obj, (list, tuple)):
-        for x in obj:
-            _var_ids(x, out)
-    elif isinstance(obj, Node):
-        for name in obj.field_names():
-            _var_ids(getattr(obj, name), out)
-    return out
 
 
 def _dims_text(gen, dims) -> str:

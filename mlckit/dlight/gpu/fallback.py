@@ -20,7 +20,8 @@ from __future__ import annotations
 
 from mlckit.ir.node import Node
 from mlckit.tir import stmt as S
-from mlckit.tir.expr import IntImm, IterVarType, Var
+from mlckit.tir.analysis.var_use import var_ids
+from mlckit.tir.expr import IntImm, IterVarType
 from mlckit.tir.schedule import Schedule
 
 from ..base import ScheduleRule
@@ -28,23 +29,11 @@ from ..base import ScheduleRule
 __all__ = ["Fallback"]
 
 
-def _var_ids(obj, out: set) -> set:
-    if isinstance(obj, Var):
-        out.add(id(obj))
-    elif isinstance(obj, (list, tuple)):
-        for x in obj:
-            _var_ids(x, out)
-    elif isinstance(obj, Node):
-        for name in obj.field_names():
-            _var_ids(getattr(obj, name), out)
-    return out
-
-
 def _loop_kinds(realize: S.BlockRealize, loops: list) -> list[str]:
     """"S", "R" or "O" per loop: feeding only spatial, only reduction, or other iterators."""
     spatial, reduction = set(), set()
     for iv, value in zip(realize.block.iter_vars, realize.iter_values):
-        used = _var_ids(value, set())
+        used = var_ids(value)
         (spatial if iv.iter_type == IterVarType.DataPar else reduction).update(used)
     kinds = []
     for loop in loops:

@@ -1,6 +1,7 @@
-"""Analyses of TIR: block access regions, well-formedness."""
+"""Analyses of TIR: block access regions, well-formedness, variable use."""
 
 from .block_access_region import get_block_access_region
+from .var_use import var_ids
 from .verify_well_formed import verify_well_formed
 
-__all__ = ["get_block_access_region", "verify_well_formed"]
+__all__ = ["get_block_access_region", "var_ids", "verify_well_formed"]
