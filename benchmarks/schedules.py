@@ -7,6 +7,10 @@ this interpreter, TVM in the interpreter ``--tvm`` names (or ``$MLCKIT_TVM_PYTHO
 separate ``python3 -m venv /tmp/tvmenv && /tmp/tvmenv/bin/pip install
 apache-tvm==0.27.0.post1 numpy``.  TVM builds for its generic ``llvm`` target.
 
+Each system runs on its own runtime's tensors, as its users' code does: ``tvm.runtime.tensor``
+and ``mlckit.nd.array``, both 64-byte aligned (NumPy's own arrays start 16 bytes into a
+page, and vector loads that straddle cache lines slow the vectorized schedules by up to 1.5x).
+
 Every measurement runs in a fresh child process with the thread count fixed before NumPy,
 Numba and TVM start (``OPENBLAS/OMP/MKL/NUMBA/TVM_NUM_THREADS``), once with 1 thread and once
 with 2.  The mlckit and TVM children alternate (``--rounds`` times) and each figure is the
@@ -292,7 +296,7 @@ def child(system: str, repeat: int, only: list | None):
             if schedule:
                 schedule(sch)
             f = mlckit.build(sch.mod["main"], target="llvm", **options)
-            return f, lambda x: x, lambda x: x
+            return f, lambda x: mlckit.nd.array(x), lambda x: x.numpy()
 
     results = {}
     rng = np.random.default_rng(0)

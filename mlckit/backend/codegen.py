@@ -176,6 +176,7 @@ class _Generator(ExprWriter, LocalScalars, VectorLanes, RegisterPromotion, FlatP
         self.top_pre: list = []
         self.pending: list[str] = []  # lines an expression needs before its statement
         self.promoted: dict[int, str] = {}  # id(load/store) -> scalar holding its element
+        self.inits_before_loop: set[int] = set()  # id(block) whose T.init() runs before its loop
         self.flat: dict = {}  # constant-shape parameters read through flat views
         self.flat_pre: list = []
 
@@ -495,7 +496,7 @@ class _Generator(ExprWriter, LocalScalars, VectorLanes, RegisterPromotion, FlatP
                 self.consts[id(iv.var)] = value_const
         for buf in block.alloc_buffers:
             self.alloc(buf, s)
-        if block.init is not None:
+        if block.init is not None and id(block) not in self.inits_before_loop:
             reduce_vars = [iv for iv in block.iter_vars if iv.iter_type == IterVarType.CommReduce]
             if reduce_vars:
                 conds = [f"{self.names[id(iv.var)]} == {self.expr_text(iv.dom.min)}" for iv in reduce_vars]

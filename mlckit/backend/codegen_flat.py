@@ -16,7 +16,8 @@ view, made once at the top of the function::
 The lanes of a ``T.vectorized`` loop keep the 2-D form: there LLVM's SLP vectorizer finds
 the neighbouring elements (``C[vi, vj + 1]``) through Numba's own index arithmetic and
 packs them, which it does not do for the flat sums.  Buffers allocated in the function keep
-the 2-D form too (their shape is a constant LLVM already sees).
+the 2-D form too (their shape is a constant LLVM already sees), and so does every access
+inside a ``prange`` body (see ``in_prange``).
 
 Example::
 
@@ -27,6 +28,7 @@ from __future__ import annotations
 
 from mlckit.tir.buffer import Buffer
 from mlckit.tir.expr import IntImm, Mul, Var
+from mlckit.tir.stmt import ForKind
 
 from .codegen_common import P_ADD
 
@@ -52,10 +54,16 @@ class FlatParams:
                 step *= d.value
             self.flat[id(buf)] = [None, strides[::-1]]
 
+    def in_prange(self) -> bool:
+        """Inside a ``prange`` body.  There the 2-D form stays: Numba's parallel lowering
+        loses the writes when a body reaches one array under two names (``C[vi, vj]`` in
+        the init's lanes, ``C_flat[...]`` in the update: the result stayed all zeros)."""
+        return self.flavour.prange and any(loop.kind == ForKind.PARALLEL for loop in self.loops)
+
     def flat_access(self, buf: Buffer, indices) -> str | None:
         """``C_flat[vi * 512 + vj]`` for ``C[vi, vj]``, or None where the 2-D form stays."""
         entry = self.flat.get(id(buf))
-        if entry is None or self.lane is not None or not indices:
+        if entry is None or self.lane is not None or not indices or self.in_prange():
             return None
         if entry[0] is None:
             name = self.names[id(buf)]

@@ -59,7 +59,7 @@ from mlckit.tir.stmt import (
 from .codegen_common import np_scalar
 from .codegen_expr import has_load
 
-__all__ = ["Promotion", "RegisterPromotion", "invariant_elements"]
+__all__ = ["Promotion", "RegisterPromotion", "init_before_loop", "invariant_elements"]
 
 _PROMOTABLE_KINDS = (ForKind.SERIAL, ForKind.UNROLLED, ForKind.VECTORIZED)
 
@@ -224,6 +224,53 @@ def _apart(ana: Analyzer, a: list, b: list) -> bool:
     return len(a) == len(b) and any(ana.can_prove(NE(x, y)) for x, y in zip(a, b))
 
 
+def init_before_loop(loop: For, written: list[Promotion]):
+    """Whether the ``T.init()`` of the block that is ``loop``'s whole body can run once before
+    the loop, on a held accumulator, instead of as ``if vk == 0:`` in every iteration (what
+    ``decompose_reduction`` does in the schedule, and LLVM's loop peeling does for TVM).
+
+    It can when the block has no ``T.where``, its init is one store of a value without
+    variables or loads into an element held over the loop, exactly one reduction iterator
+    moves with the loop (bound to the loop variable, its domain starting where the loop
+    does) and the others are bound without it.  Returns ``(block realize, init store,
+    [(binding, domain min)] of the other reduction iterators)``, which guard the init, or
+    None.
+
+    Example::
+
+        init_before_loop(k_loop, promotions)    # naive matmul: (C's realize, C[vi, vj] = 0, [])
+    """
+    realize = loop.body
+    if not isinstance(realize, BlockRealize) or not written:
+        return None
+    block = realize.block
+    init = block.init
+    pred = realize.predicate
+    if init is None or not (isinstance(pred, IntImm) and pred.value) or not isinstance(init, BufferStore):
+        return None
+    if not any(n is init for p in written for n in p.nodes):
+        return None
+    if has_load(init.value) or uses_var(init.value, lambda v: True):
+        return None
+    ana = Analyzer()
+    moving, guards = [], []
+    for iv, binding in zip(block.iter_vars, realize.iter_values):
+        if iv.iter_type != IterVarType.CommReduce:
+            continue
+        if has_load(binding):
+            return None
+        if uses_var(binding, lambda v: v is loop.loop_var):
+            moving.append((iv, binding))
+        else:
+            guards.append((binding, iv.dom.min))
+    if len(moving) != 1:
+        return None
+    iv, binding = moving[0]
+    if binding is not loop.loop_var or not ana.can_prove(EQ(iv.dom.min, loop.min)):
+        return None
+    return realize, init, guards
+
+
 def scalar_hint(buf: Buffer, indices: list, written: bool) -> str:
     """The scalar's name: ``C_acc`` for a written element, ``A_ik`` for ``A[vi, vk]``
     (``A_elem`` when the indices are not plain iterators or constants)."""
@@ -267,6 +314,22 @@ class RegisterPromotion:
             held.append((p, name, access))
         self.emit(f"# held in scalars over {self.names[id(s.loop_var)]} "
                   "(buffers do not overlap, as with tir.noalias)", s)
+        init = init_before_loop(s, [p for p in plan if p.written])
+        if init is not None:
+            realize, store, guards = init
+            k = plan.index(next(p for p in plan if any(n is store for n in p.nodes)))
+            first = f"{self.names[id(s.loop_var)]} = {self.expr_text(s.min)}"
+            value = self.promoted_store_value(store)
+            if not value.startswith("np."):  # typed as the buffer, as the load it replaces
+                value = f"{np_scalar(store.buffer.dtype)}({value})"
+            if guards:
+                cond = " and ".join(f"{self.expr_text(b)} == {self.expr_text(m)}" for b, m in guards)
+                lines[k:k + 1] = [lines[k], f"if {cond}:", f"    {held[k][1]} = {value}"]
+            else:  # the loaded value would be overwritten at once: not loaded
+                lines[k] = f"{held[k][1]} = {value}"
+            self.emit(f'# T.init() of block "{realize.block.name_hint}" before the loop: the '
+                      f"reduction starts at {first}", s)
+            self.inits_before_loop.add(id(realize.block))
         for line in lines:
             self.emit(line, s)
         for p, name, _ in held:

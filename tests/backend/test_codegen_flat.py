@@ -8,9 +8,12 @@ import textwrap
 
 import numpy as np
 
+from mlckit import tir
 from mlckit.backend import lnumpy, numba_cpu
 from mlckit.backend.codegen import LNUMPY, NUMBA, generate
 from mlckit.script import from_source
+
+from .test_codegen_promote import NAIVE
 
 SCALE = textwrap.dedent('''
     @T.prim_func
@@ -48,3 +51,25 @@ def test_constant_shape_parameters_are_read_through_flat_views():
         c = np.zeros((4, 8), "float32")
         build(func)(a, b, c)
         np.testing.assert_array_equal(c, (a[:4] + b) * np.float32(2))
+
+
+def test_a_prange_body_keeps_the_2d_form_and_its_writes():
+    # Numba's parallel lowering lost the writes of a body reaching C as C[vi, vj] (the
+    # init's lanes) and as C_flat[...] (the update's held element): C stayed all zeros
+    sch = tir.Schedule(from_source(textwrap.dedent(NAIVE)))  # 8 x 8 x 8
+    block = sch.get_block("C")
+    i, j, k = sch.get_loops(block)
+    j0, j1 = sch.split(j, [None, 2])
+    k0, k1 = sch.split(k, [None, 1])
+    sch.reorder(i, j0, k0, j1, k1)
+    sch.vectorize(j1)
+    sch.parallel(i)
+    sch.decompose_reduction(block, k0)
+    func = sch.mod["main"]
+    f = numba_cpu.build(func, cache=False)
+    assert "prange(8)" in f.source and "_flat" not in f.source
+    rng = np.random.default_rng(0)
+    a, b = (rng.uniform(-1, 1, (8, 8)).astype("float32") for _ in range(2))
+    c = np.full((8, 8), 99, "float32")
+    f(a, b, c)
+    np.testing.assert_allclose(c, a @ b, rtol=1e-5, atol=1e-6)

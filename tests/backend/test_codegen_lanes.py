@@ -133,13 +133,3 @@ def test_lanes_that_write_one_element_stay_a_loop():
         b = np.ones(1, "float32")
         build(func)(a, b)
         np.testing.assert_array_equal(b, [1 + a.sum()])
-
-
-def test_slp_vectorizer_is_switched_on_only_while_compiling():
-    from numba.core import config
-
-    before = config.SLP_VECTORIZE
-    with numba_cpu.slp_vectorizer():
-        inside = config.SLP_VECTORIZE
-    assert config.SLP_VECTORIZE == before
-    assert inside or "NUMBA_SLP_VECTORIZE" in __import__("os").environ

@@ -61,14 +61,13 @@ def test_reduction_accumulator_is_held_over_the_reduction_loop():
     src = numba_cpu.build(func, cache=False).source
     body = textwrap.dedent("""\
         # held in scalars over k (buffers do not overlap, as with tir.noalias)
-        C_acc = C_flat[i * 8 + j]
+        # T.init() of block "C" before the loop: the reduction starts at k = 0
+        C_acc = np.float32(0.0)
         for k in range(8):
             # block "C"
             vi = i
             vj = j
             vk = k
-            if vk == 0:
-                C_acc = np.float32(0.0)
             C_acc = C_acc + A_flat[vi * 8 + vk] * B_flat[vk * 8 + vj]
         C_flat[i * 8 + j] = C_acc
     """)
@@ -244,7 +243,67 @@ def test_a_value_of_another_dtype_held_in_a_scalar_is_converted_as_a_store_would
                     B[vi] = B[vi] + T.Cast("int32", A[vi, vk])
     ''')
     src = numba_cpu.build(func, cache=False).source
-    assert "B_acc = B[i]" in src
+    assert "B_acc = np.int32(0)" in src  # the init, before the loop, typed as B
     a = np.random.default_rng(3).uniform(-5, 5, (4, 4)).astype("float32")
     _, out = _agree(func, a, np.zeros(4, "int32"))
     np.testing.assert_array_equal(out, a.astype("int32").sum(axis=1))
+
+
+# -- T.init() before the loop ----------------------------------------------------------------
+TWO_REDUCTIONS = '''
+    @T.prim_func
+    def f(A: T.Buffer((4, 3, 5), "float32"), C: T.Buffer((4,), "float32")):
+        for i, r, k in T.grid(4, 3, 5):
+            with T.block("C"):
+                vi, vr, vk = T.axis.remap("SRR", [i, r, k])
+                with T.init():
+                    C[vi] = T.float32(-1)
+                C[vi] = C[vi] + A[vi, vr, vk]
+'''
+
+INIT = "# T.init() of block"
+
+
+def test_init_before_the_loop_is_guarded_by_the_outer_reduction_iterators():
+    # the init runs when r == 0 and k == 0: before the loop over k, when r == 0
+    func = _func(TWO_REDUCTIONS)
+    src = numba_cpu.build(func, cache=False).source
+    body = textwrap.dedent("""\
+        # T.init() of block "C" before the loop: the reduction starts at k = 0
+        C_acc = C[i]
+        if r == 0:
+            C_acc = np.float32(-1.0)
+        for k in range(5):
+    """)
+    assert textwrap.indent(body, " " * 12) in src
+    assert "if vr == 0" not in src and "if vk == 0" not in src
+    a = np.random.default_rng(2).uniform(-1, 1, (4, 3, 5)).astype("float32")
+    [_, out] = _agree(func, a, np.full(4, 99, "float32"))
+    np.testing.assert_allclose(out, a.sum(axis=(1, 2)) - 1, rtol=1e-5, atol=1e-5)
+
+
+def test_init_stays_in_the_loop_when_the_reduction_iterator_is_not_the_loop_variable():
+    # after split, vk = k_0 * 4 + k_1: the init runs in the first k_1 of the first k_0 only
+    sch = tir.Schedule(_func(NAIVE))
+    _, _, k = sch.get_loops(sch.get_block("C"))
+    sch.split(k, [None, 4])
+    func = sch.mod["main"]
+    src = numba_cpu.build(func, cache=False).source
+    assert HELD in src and INIT not in src and "if vk == 0:" in src
+    a, b, c = _mm_args()
+    _, _, out = _agree(func, a, b, c)
+    np.testing.assert_allclose(out, a @ b, rtol=1e-5, atol=1e-6)
+
+
+def test_init_stays_in_the_loop_under_a_predicate_or_when_it_reads_memory():
+    where = NAIVE.replace('vi, vj, vk = T.axis.remap("SSR", [i, j, k])',
+                          'vi, vj, vk = T.axis.remap("SSR", [i, j, k])\n'
+                          '                T.where(i < 6)')
+    reads = NAIVE.replace("C[vi, vj] = T.float32(0)", "C[vi, vj] = A[vi, vj]")
+    a, b, c = _mm_args()
+    for text, expected in ((where, np.where(np.arange(8)[:, None] < 6, a @ b, c)),
+                           (reads, a + a @ b)):
+        func = _func(text)
+        assert INIT not in numba_cpu.build(func, cache=False).source
+        _, _, out = _agree(func, a, b, c)
+        np.testing.assert_allclose(out, expected, rtol=1e-5, atol=1e-5)

@@ -48,3 +48,15 @@ def test_import_mlckit_does_not_import_numba():
     code = "import sys, mlckit; mlckit.nd; mlckit.build; print('numba' in sys.modules)"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "False"
+
+
+def test_arrays_start_on_64_byte_boundaries_as_tvms_do():
+    # NumPy starts large arrays 16 bytes into a page; TVM's allocator aligns to 64
+    for shape, dtype in (((512, 512), "float32"), ((3, 5), "int8"), ((), "float64")):
+        a = mlckit.nd.array(np.ones(shape, dtype))
+        e = mlckit.nd.empty(shape, dtype)
+        for x in (a, e):
+            view = x._mlckit_numpy_view()
+            assert view.ctypes.data % mlckit.runtime.ndarray.ALLOC_ALIGNMENT == 0
+            assert view.flags.c_contiguous and view.shape == shape and view.dtype == dtype
+    np.testing.assert_array_equal(mlckit.nd.array([[1, 2], [3, 4]]).numpy(), [[1, 2], [3, 4]])

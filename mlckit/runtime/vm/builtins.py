@@ -22,6 +22,7 @@ import numpy as np
 from mlckit.error import TVMValueError
 from mlckit.ffi.registry import register_func
 
+from ..ndarray import aligned_empty
 from .executable import DataType, ShapeTuple
 from .memory import is_tensor
 
@@ -245,11 +246,15 @@ class Storage:
     asks for the same views on every call.
     """
 
-    __slots__ = ("buffer", "device", "views")
+    __slots__ = ("buffer", "device", "owner", "views")
 
     def __init__(self, nbytes: int, device=None, buffer=None):
         # ``buffer``: the bytes in the VM's memory (device memory on a GPU), else host bytes
-        self.buffer = np.empty(nbytes, dtype=np.uint8) if buffer is None else buffer
+        self.buffer = aligned_empty(nbytes, np.uint8) if buffer is None else buffer
+        # the array owning the bytes: NumPy makes it the base of every view carved out of an
+        # aligned buffer (itself a view), so it is the one whose references count the views
+        base = getattr(self.buffer, "base", None)
+        self.owner = base if isinstance(self.buffer, np.ndarray) and base is not None else self.buffer
         self.device = device
         self.views: dict = {}
 
@@ -261,9 +266,11 @@ class Storage:
         """True while a tensor carved out of this storage (or a view of one) is alive outside
         the storage's own cache: a returned tensor, one a register of a running function
         holds, a user's slice of either."""
-        # getrefcount counts its own argument: the buffer is held by self.buffer and by the
-        # base of each cached view; a view by the cache (and the loop variable)
-        if sys.getrefcount(self.buffer) != 2 + len(self.views):
+        # getrefcount counts its own argument: the owner is held by self.owner, by the
+        # aligned buffer when that is a view of it, and by the base of each cached view; a
+        # view by the cache (and the loop variable)
+        held = 2 + (self.owner is not self.buffer) + len(self.views)
+        if sys.getrefcount(self.owner) != held:
             return True
         for view in self.views.values():
             if sys.getrefcount(view) != 3:

@@ -21,6 +21,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..ndarray import aligned_empty
+
 __all__ = ["DeviceMemory", "HostMemory", "is_tensor", "vm_memory"]
 
 
@@ -41,7 +43,7 @@ class HostMemory:
         self.copies_in = self.copies_out = 0
 
     def empty_bytes(self, nbytes: int):
-        return np.empty(nbytes, dtype=np.uint8)
+        return aligned_empty(nbytes, np.uint8)
 
     def constant(self, value):
         return value

@@ -32,6 +32,9 @@ class InstructionKind:
     is_pure: bool = False  # navigation and sampling: no effect on the IR
     py_name: str = ""  # the name printed in Python (default: method)
     varargs: bool = False  # the first input is printed spread as positional arguments
+    # the parameters in the method's order: how TVM prints the call (``annotate(block_or_loop,
+    # ann_key, ann_val)`` although ``ann_val`` is an input and ``ann_key`` an attribute)
+    params: tuple[str, ...] = ()
 
 
 @dataclass
@@ -51,10 +54,10 @@ def primitive(name: str, inputs=(), attrs=(), is_pure: bool = False, py_name: st
     """Declare a Schedule method as the primitive ``name`` (recorded in the trace)."""
 
     def wrap(fn):
-        kind = InstructionKind(name, fn.__name__, tuple(inputs), tuple(attrs), is_pure,
-                               py_name or fn.__name__, varargs)
-        INSTRUCTION_KINDS[name] = kind
         sig = inspect.signature(fn)
+        kind = InstructionKind(name, fn.__name__, tuple(inputs), tuple(attrs), is_pure,
+                               py_name or fn.__name__, varargs, tuple(sig.parameters)[1:])
+        INSTRUCTION_KINDS[name] = kind
 
         @functools.wraps(fn)
         def method(self, *args, **kwargs):

@@ -86,9 +86,12 @@ class Trace:
             if kind.varargs:
                 args = [fmt(v) for v in inst.inputs[0]]
                 args += [f"{n}={fmt(v)}" for n, v in zip(kind.inputs[1:], inst.inputs[1:])]
-            else:
-                args = [f"{n}={fmt(v)}" for n, v in zip(kind.inputs, inst.inputs)]
-            args += [f"{n}={fmt(v)}" for n, v in zip(kind.attrs, inst.attrs)]
+                args += [f"{n}={fmt(v)}" for n, v in zip(kind.attrs, inst.attrs)]
+            else:  # keyword arguments in the method's order, as TVM prints them
+                given = {**dict(zip(kind.inputs, inst.inputs)), **dict(zip(kind.attrs, inst.attrs))}
+                order = [n for n in kind.params if n in given]
+                order += [n for n in given if n not in order]
+                args = [f"{n}={fmt(given[n])}" for n in order]
             if inst.decision is not None:
                 args.append(f"decision={fmt(inst.decision)}")
             call = f"sch.{kind.py_name}({', '.join(args)})"

@@ -1,6 +1,8 @@
 # ruff: noqa - golden file of tests/backend/test_golden.py (generated source)
 """PrimFunc 'mm_relu' compiled by mlckit.backend.numba_cpu (generated)."""
 
+# LLVM: SLP vectorizer on, no partial loop unrolling (numba_cpu.llvm_pipeline)
+
 import numpy as np
 from numba import njit
 
@@ -15,14 +17,13 @@ def mm_relu(A, B, C):
     for i in range(128):
         for j in range(128):
             # held in scalars over k (buffers do not overlap, as with tir.noalias)
-            Y_acc = Y[i, j]
+            # T.init() of block "Y" before the loop: the reduction starts at k = 0
+            Y_acc = np.float32(0.0)
             for k in range(128):
                 # block "Y"
                 vi = i
                 vj = j
                 vk = k
-                if vk == 0:
-                    Y_acc = np.float32(0.0)
                 Y_acc = Y_acc + A_flat[vi * 128 + vk] * B_flat[vk * 128 + vj]
             Y[i, j] = Y_acc
     for i in range(128):

@@ -70,7 +70,7 @@ def test_global_scope_and_parallel_access_are_not_scalarized():
 
     # t is allocated at the root: scalars there would be shared by the prange's iterations
     src = str(generate(f, NUMBA))
-    assert "t_0 =" not in src and "t[vj] = A_flat[vi * 2 + vj] * np.float32(2.0)" in src
+    assert "t_0 =" not in src and "t[vj] = A[vi, vj] * np.float32(2.0)" in src
     # the numba backend first moves it into the parallel loop, where scalars are private
     built = numba_cpu.build(f, cache=False)
     a = np.arange(8, dtype="float32").reshape(4, 2)

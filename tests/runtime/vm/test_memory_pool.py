@@ -82,3 +82,15 @@ def test_the_same_view_is_carved_out_of_a_storage_each_time():
     assert t1 is t2 and t1.shape == (2, 8) and t1.dtype == np.float32
     with pytest.raises(MemoryError, match="needs 128 bytes at offset 0, but the storage has 64"):
         builtins.alloc_tensor(storage, 0, ShapeTuple([4, 8]), DataType("float32"))
+
+
+def test_tensors_carved_at_aligned_offsets_are_64_byte_aligned_and_keep_the_storage_busy():
+    fake = _FakeVM()
+    storage = builtins.alloc_storage(fake, ShapeTuple([256]))
+    t = builtins.alloc_tensor(storage, 64, ShapeTuple([4, 4]), DataType("float32"))
+    assert storage.buffer.ctypes.data % 64 == 0 and t.ctypes.data % 64 == 0
+    row = t[1]  # a user's view of a tensor: its base is the storage's owner too
+    del t
+    assert storage.in_use()
+    del row
+    assert not storage.in_use()

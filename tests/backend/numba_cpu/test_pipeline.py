@@ -1,0 +1,87 @@
+"""numba_cpu's LLVM pipeline: LLVM unrolls no loop partially (a long loop stays one
+iteration per trip, as written) but still unrolls small constant loops fully, and kernels
+call the C library's own math functions."""
+
+from __future__ import annotations
+
+import ctypes
+import ctypes.util
+import re
+import sys
+import textwrap
+
+import numpy as np
+import pytest
+
+from mlckit.backend import lnumpy, numba_cpu
+from mlckit.script import from_source
+
+ROWS = '''
+@T.prim_func
+def rows(A: T.Buffer((64, {k}), "float32"), B: T.Buffer(({k},), "float32"),
+         C: T.Buffer((64,), "float32")):
+    T.func_attr({{"tir.noalias": True}})
+    for i, k in T.grid(64, {k}):
+        with T.block("C"):
+            vi, vk = T.axis.remap("SR", [i, k])
+            with T.init():
+                C[vi] = T.float32(0)
+            C[vi] = C[vi] + A[vi, vk] * B[vk]
+'''
+
+
+def _multiplies(k: int) -> int:
+    """The float multiplies (scalar or vector) in the optimised LLVM IR of ``k``-long dot
+    products of 64 rows."""
+    f = numba_cpu.build(from_source(textwrap.dedent(ROWS.format(k=k))), cache=False)
+    llvm = f.dispatcher.inspect_llvm(f.dispatcher.signatures[0])
+    return len(re.findall(r"fmul (?:float|<\d+ x float>)", llvm))
+
+
+def test_a_long_reduction_loop_is_not_unrolled_partially():
+    # unrolled by 8, the naive matmul's column walk of B defeats the stride prefetcher
+    assert _multiplies(512) == 1
+
+
+def test_a_small_constant_loop_is_still_unrolled_fully():
+    # its three multiplies written out (LLVM may then vectorize the loop over the rows)
+    assert _multiplies(3) >= 3
+
+
+def test_the_pipeline_options_hold_only_while_mlckit_compiles():
+    from numba.core import config
+
+    before = config.SLP_VECTORIZE
+    with numba_cpu.llvm_pipeline():
+        inside = config.SLP_VECTORIZE
+    assert config.SLP_VECTORIZE == before
+    assert inside or "NUMBA_SLP_VECTORIZE" in __import__("os").environ
+
+
+EXP = '''
+@T.prim_func
+def e(A: T.Buffer((4096,), "float32"), B: T.Buffer((4096,), "float32")):
+    for i in range(4096):
+        with T.block("B"):
+            vi = T.axis.spatial(4096, i)
+            B[vi] = T.exp(A[vi])
+'''
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="the binding is made on Linux")
+def test_exp_is_the_c_librarys_expf():
+    import llvmlite.binding as llvm
+
+    func = from_source(textwrap.dedent(EXP))
+    f = numba_cpu.build(func, cache=False)
+    libm = ctypes.CDLL(ctypes.util.find_library("m") or "libm.so.6")
+    assert llvm.address_of_symbol("expf") == ctypes.cast(libm.expf, ctypes.c_void_p).value
+    a = np.random.default_rng(0).uniform(-80, 80, 4096).astype("float32")
+    b = np.empty_like(a)
+    f(a, b)
+    libm.expf.restype, libm.expf.argtypes = ctypes.c_float, [ctypes.c_float]
+    expected = np.array([libm.expf(float(x)) for x in a[:256]], "float32")
+    np.testing.assert_array_equal(b[:256], expected)  # the same function: the same bits
+    ref = np.empty_like(a)
+    lnumpy.build(func)(a, ref)
+    np.testing.assert_allclose(b, ref, rtol=1e-6)
