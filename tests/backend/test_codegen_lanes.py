@@ -133,3 +133,66 @@ def test_lanes_that_write_one_element_stay_a_loop():
         b = np.ones(1, "float32")
         build(func)(a, b)
         np.testing.assert_array_equal(b, [1 + a.sum()])
+
+
+# -- lanes in chunks ---------------------------------------------------------------------------
+def wide_schedule(dtype="float32"):
+    """The tutorial schedule with j split by 32: 32 lanes."""
+    sch = tir.Schedule(from_source(MATMUL.replace('"float32"', f'"{dtype}"')
+                                   .replace("T.float32(0)", f"T.{dtype}(0)")))
+    block = sch.get_block("C")
+    i, j, k = sch.get_loops(block)
+    i0, i1 = sch.split(i, [None, 8])
+    j0, j1 = sch.split(j, [None, 32])
+    k0, k1 = sch.split(k, [None, 4])
+    sch.reorder(i0, j0, k0, i1, k1, j1)
+    sch.vectorize(j1)
+    sch.decompose_reduction(block, k0)
+    return sch.mod["main"]
+
+
+def test_more_lanes_than_a_vector_register_are_written_in_chunks():
+    # 32 float32 lanes: 2 chunks of 16 (64 bytes) in a loop, a third of the compile time
+    f = numba_cpu.build(wide_schedule(), cache=False)
+    src = f.source
+    assert ("# T.vectorized: j_1 = 0 .. 31 as 2 chunks of 16 lanes, every lane of a chunk "
+            "read before any is written") in src
+    assert "for j_1_chunk in range(2):" in src
+    assert "vj = j_0 * 32 + j_1_chunk * 16  # lane k of the chunk reads vj + k" in src
+    assert "C_lane15 = C[vi, vj + 15] + A_ik * B[vk, vj + 15]" in src and "C_lane16" not in src
+    llvm = f.dispatcher.inspect_llvm(f.dispatcher.signatures[0])
+    assert re.search(r"fmul <\d+ x float>", llvm)
+    expected, (ln, nb) = _run(wide_schedule())
+    np.testing.assert_array_equal(nb, ln)  # the same float32 operations in the same order
+    np.testing.assert_allclose(nb, expected, rtol=1e-5, atol=1e-5)
+
+
+def test_chunks_hold_64_bytes_of_the_widest_dtype():
+    src = numba_cpu.build(wide_schedule("float64"), cache=False).source
+    assert "as 4 chunks of 8 lanes" in src
+
+
+def test_lanes_indexing_a_local_buffer_held_in_scalars_are_not_chunked():
+    # t_0 ... t_31 need the lane as a constant
+    func = from_source(textwrap.dedent('''
+        @T.prim_func
+        def f(A: T.Buffer((4, 32), "float32"), B: T.Buffer((4, 32), "float32")):
+            for i in range(4):
+                with T.block("row"):
+                    vi = T.axis.spatial(4, i)
+                    t = T.alloc_buffer((32,), "float32", scope="local")
+                    for j in T.vectorized(32):
+                        with T.block("t"):
+                            vj = T.axis.spatial(32, j)
+                            t[vj] = A[vi, vj] * T.float32(2)
+                    for j in T.vectorized(32):
+                        with T.block("b"):
+                            vj = T.axis.spatial(32, j)
+                            B[vi, vj] = t[vj] + T.float32(1)
+    '''))
+    f = numba_cpu.build(func, cache=False)
+    assert "t_31" in f.source and "_chunk" not in f.source
+    a = np.random.default_rng(0).uniform(-1, 1, (4, 32)).astype("float32")
+    b = np.zeros_like(a)
+    f(a, b)
+    np.testing.assert_array_equal(b, a * 2 + 1)

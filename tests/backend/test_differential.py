@@ -97,9 +97,11 @@ def matmul_schedules(draw):
     write: split, reorder, vectorize / unroll / parallel, cache_write "local",
     decompose_reduction (applied by ``_schedule``)."""
     pick = st.sampled_from
+    n = draw(pick([4, 6, 8, 32]))
     return {
-        "sizes": tuple(draw(pick([4, 6, 8])) for _ in range(3)),
-        "ti": draw(pick([1, 2, 4])), "tj": draw(pick([2, 3, 4, 8])),  # 3: a T.where tail
+        "sizes": (draw(pick([4, 6, 8])), n, draw(pick([4, 6, 8]))),
+        # n = 32: 32 vectorized lanes, written in 2 chunks of 16; 3: a T.where tail
+        "ti": draw(pick([1, 2, 4])), "tj": 32 if n == 32 else draw(pick([2, 3, 4, 8])),
         "tk": draw(pick([1, 2, 4])), "local": draw(st.booleans()),
         "vectorize_local": draw(st.booleans()),
         "j1": draw(pick(["vectorize", "unroll", "serial"])), "unroll_k1": draw(st.booleans()),
