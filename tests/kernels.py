@@ -77,3 +77,42 @@ def make_softmax(n: int, m: int):
                 B[vi, vj] = expo[vi, vj] / expsum[vi]
 
     return softmax
+
+
+def make_matmul(n: int):
+    """C = A @ B for (n, n) float32 matrices, the PrimFunc ``main`` (block ``C``)."""
+
+    @T.prim_func
+    def main(A: T.Buffer((n, n), "float32"), B: T.Buffer((n, n), "float32"),
+             C: T.Buffer((n, n), "float32")):
+        T.func_attr({"global_symbol": "main", "tir.noalias": True})
+        for i, j, k in T.grid(n, n, n):
+            with T.block("C"):
+                vi, vj, vk = T.axis.remap("SSR", [i, j, k])
+                with T.init():
+                    C[vi, vj] = T.float32(0)
+                C[vi, vj] = C[vi, vj] + A[vi, vk] * B[vk, vj]
+
+    return main
+
+
+def make_linear0(k: int, n: int):
+    """The course's ``linear0``: Z = X @ W.T + B for X (1, k), W (n, k), B (n,)."""
+
+    @T.prim_func
+    def linear0(X: T.Buffer((1, k), "float32"), W: T.Buffer((n, k), "float32"),
+                B: T.Buffer((n,), "float32"), Z: T.Buffer((1, n), "float32")):
+        T.func_attr({"global_symbol": "linear0", "tir.noalias": True})
+        Y = T.alloc_buffer((1, n), "float32")
+        for i, j, r in T.grid(1, n, k):
+            with T.block("Y"):
+                vi, vj, vk = T.axis.remap("SSR", [i, j, r])
+                with T.init():
+                    Y[vi, vj] = T.float32(0)
+                Y[vi, vj] = Y[vi, vj] + X[vi, vk] * W[vj, vk]
+        for i, j in T.grid(1, n):
+            with T.block("Z"):
+                vi, vj = T.axis.remap("SS", [i, j])
+                Z[vi, vj] = Y[vi, vj] + B[vj]
+
+    return linear0

@@ -1,5 +1,5 @@
-"""The course chapter's tuning flow (chapter_auto_program_optimization), with its own
-modules and calls: a hand-written space, the built-in space, and the tuned linear0 put back
+"""The course chapter's tuning flow (chapter_auto_program_optimization), with its modules
+(built from the shared kernel factories) and calls: a hand-written space, the built-in space, and the tuned linear0 put back
 into the end-to-end MLP with ``IRModule.update_func``.  The fast tests use a few trials; the
 slow one uses the course's 64 (the same code path)."""
 
@@ -10,65 +10,30 @@ import mlckit as tvm
 from mlckit import meta_schedule as ms
 from mlckit import relax
 from mlckit.models import fashion_mlp
-from mlckit.script import ir as I
 from mlckit.script import relax as R
-from mlckit.script import tir as T
+
+from ..kernels import make_linear0, make_matmul
+from .workloads import stochastic_schedule_mm
 
 TARGET = "llvm --num-cores=1"
 
-
-@I.ir_module
-class MyModule:
-    @T.prim_func
-    def main(A: T.Buffer((128, 128), "float32"), B: T.Buffer((128, 128), "float32"),
-             C: T.Buffer((128, 128), "float32")):
-        T.func_attr({"global_symbol": "main", "tir.noalias": True})
-        for i, j, k in T.grid(128, 128, 128):
-            with T.block("C"):
-                vi, vj, vk = T.axis.remap("SSR", [i, j, k])
-                with T.init():
-                    C[vi, vj] = 0.0
-                C[vi, vj] = C[vi, vj] + A[vi, vk] * B[vk, vj]
+# the course's MyModule and MyModuleMixture (its linear0 with the MLP calling it)
+MyModule = tvm.IRModule({"main": make_matmul(128)})
 
 
-@I.ir_module
-class MyModuleMixture:
-    @T.prim_func
-    def linear0(X: T.Buffer((1, 784), "float32"), W: T.Buffer((128, 784), "float32"),
-                B: T.Buffer((128,), "float32"), Z: T.Buffer((1, 128), "float32")):
-        T.func_attr({"global_symbol": "linear0", "tir.noalias": True})
-        Y = T.alloc_buffer((1, 128), "float32")
-        for i, j, k in T.grid(1, 128, 784):
-            with T.block("Y"):
-                vi, vj, vk = T.axis.remap("SSR", [i, j, k])
-                with T.init():
-                    Y[vi, vj] = T.float32(0)
-                Y[vi, vj] = Y[vi, vj] + X[vi, vk] * W[vj, vk]
-        for i, j in T.grid(1, 128):
-            with T.block("Z"):
-                vi, vj = T.axis.remap("SS", [i, j])
-                Z[vi, vj] = Y[vi, vj] + B[vj]
-
-    @R.function
-    def main(x: R.Tensor((1, 784), "float32"), w0: R.Tensor((128, 784), "float32"),
-             b0: R.Tensor((128,), "float32"), w1: R.Tensor((10, 128), "float32"),
-             b1: R.Tensor((10,), "float32")):
-        with R.dataflow():
-            lv0 = R.call_dps_packed("linear0", (x, w0, b0), R.Tensor((1, 128), dtype="float32"))
-            lv1 = R.call_dps_packed("env.relu", (lv0,), R.Tensor((1, 128), dtype="float32"))
-            out = R.call_dps_packed("env.linear", (lv1, w1, b1), R.Tensor((1, 10), dtype="float32"))
-            R.output(out)
-        return out
+@R.function
+def main(x: R.Tensor((1, 784), "float32"), w0: R.Tensor((128, 784), "float32"),
+         b0: R.Tensor((128,), "float32"), w1: R.Tensor((10, 128), "float32"),
+         b1: R.Tensor((10,), "float32")):
+    with R.dataflow():
+        lv0 = R.call_dps_packed("linear0", (x, w0, b0), R.Tensor((1, 128), dtype="float32"))
+        lv1 = R.call_dps_packed("env.relu", (lv0,), R.Tensor((1, 128), dtype="float32"))
+        out = R.call_dps_packed("env.linear", (lv1, w1, b1), R.Tensor((1, 10), dtype="float32"))
+        R.output(out)
+    return out
 
 
-def stochastic_schedule_mm(sch: tvm.tir.Schedule):
-    block_C = sch.get_block("C", "main")
-    i, j, k = sch.get_loops(block=block_C)
-    j_factors = sch.sample_perfect_tile(loop=j, n=2)
-    j_0, j_1 = sch.split(loop=j, factors=j_factors)
-    sch.reorder(i, j_0, k, j_1)
-    sch.decompose_reduction(block_C, k)
-    return sch
+MyModuleMixture = tvm.IRModule({"linear0": make_linear0(784, 128), "main": main})
 
 
 @tvm.register_global_func("env.linear", override=True)

@@ -4,41 +4,11 @@ course's shapes, shrunk so a candidate compiles and runs quickly)."""
 import numpy as np
 
 from mlckit.ir import IRModule
-from mlckit.script import ir as I
-from mlckit.script import tir as T
 
+from ..kernels import make_linear0, make_matmul
 
-@I.ir_module
-class Matmul:
-    @T.prim_func
-    def main(A: T.Buffer((32, 32), "float32"), B: T.Buffer((32, 32), "float32"),
-             C: T.Buffer((32, 32), "float32")):
-        T.func_attr({"global_symbol": "main", "tir.noalias": True})
-        for i, j, k in T.grid(32, 32, 32):
-            with T.block("C"):
-                vi, vj, vk = T.axis.remap("SSR", [i, j, k])
-                with T.init():
-                    C[vi, vj] = T.float32(0)
-                C[vi, vj] = C[vi, vj] + A[vi, vk] * B[vk, vj]
-
-
-@T.prim_func
-def linear0(X: T.Buffer((1, 64), "float32"), W: T.Buffer((32, 64), "float32"),
-            B: T.Buffer((32,), "float32"), Z: T.Buffer((1, 32), "float32")):
-    T.func_attr({"global_symbol": "linear0", "tir.noalias": True})
-    Y = T.alloc_buffer((1, 32), "float32")
-    for i, j, k in T.grid(1, 32, 64):
-        with T.block("Y"):
-            vi, vj, vk = T.axis.remap("SSR", [i, j, k])
-            with T.init():
-                Y[vi, vj] = T.float32(0)
-            Y[vi, vj] = Y[vi, vj] + X[vi, vk] * W[vj, vk]
-    for i, j in T.grid(1, 32):
-        with T.block("Z"):
-            vi, vj = T.axis.remap("SS", [i, j])
-            Z[vi, vj] = Y[vi, vj] + B[vj]
-
-
+Matmul = IRModule({"main": make_matmul(32)})
+linear0 = make_linear0(64, 32)
 Linear = IRModule({"main": linear0.with_attr("global_symbol", "main")})
 
 

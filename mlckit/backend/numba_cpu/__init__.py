@@ -26,6 +26,7 @@ Example::
 from __future__ import annotations
 
 import contextlib
+import functools
 import hashlib
 import importlib.util
 import os
@@ -73,15 +74,9 @@ _LIBM_FUNCTIONS = tuple(
                  "atanh")
     for suffix in ("", "f")
 )
-_libm_bound = False
-
-
+@functools.cache
 def _bind_libm():
-    """Point the math functions of Numba-compiled code at the C library's own (Linux)."""
-    global _libm_bound
-    if _libm_bound:
-        return
-    _libm_bound = True
+    """Point the math functions of Numba-compiled code at the C library's own (Linux; once)."""
     if not sys.platform.startswith("linux"):
         return
     import ctypes

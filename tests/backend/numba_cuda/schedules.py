@@ -8,6 +8,8 @@ import numpy as np
 from mlckit import tir
 from mlckit.script import tir as T
 
+from ...kernels import make_matmul
+
 
 @T.prim_func
 def vector_add(A: T.Buffer((256,), "float32"), B: T.Buffer((256,), "float32"),
@@ -28,16 +30,7 @@ def window_sum(A: T.Buffer((259,), "float32"), B: T.Buffer((256,), "float32")):
             B[vi] = A[vi] + A[vi + 1] + A[vi + 2]
 
 
-@T.prim_func
-def matmul(A: T.Buffer((32, 32), "float32"), B: T.Buffer((32, 32), "float32"),
-           C: T.Buffer((32, 32), "float32")):
-    T.func_attr({"global_symbol": "main", "tir.noalias": True})
-    for i, j, k in T.grid(32, 32, 32):
-        with T.block("C"):
-            vi, vj, vk = T.axis.remap("SSR", [i, j, k])
-            with T.init():
-                C[vi, vj] = T.float32(0)
-            C[vi, vj] = C[vi, vj] + A[vi, vk] * B[vk, vj]
+matmul = make_matmul(32)
 
 
 def bind_vector_add(nthread=64):
