@@ -244,6 +244,17 @@ class Analyzer:
         cond = self.simplify(E.convert(cond))
         return isinstance(cond, IntImm) and bool(cond.value)
 
+    def linear_terms(self, expr) -> tuple[list[tuple[PrimExpr, int]], int]:
+        """An integer ``expr`` as ``sum(coef * atom) + const``: the ``(atom, coef)`` pairs in
+        order of first appearance, and ``const``.
+
+        Example::
+
+            Analyzer().linear_terms((i * 32 + j) * 512 + 3)   # ([(i, 16384), (j, 512)], 3)
+        """
+        lin = self._lin(E.convert(expr))
+        return [(atom, coef) for atom, coef in lin.terms.values()], lin.const
+
     # -- simplification -------------------------------------------------------------------
     def simplify(self, expr):
         """A simpler expression equal to ``expr`` for every value of the bound variables."""

@@ -178,6 +178,7 @@ class _Generator(ExprWriter, LocalScalars, VectorLanes, RegisterPromotion, FlatP
         self.promoted: dict[int, str] = {}  # id(load/store) -> scalar holding its element
         self.inits_before_loop: set[int] = set()  # id(block) whose T.init() runs before its loop
         self.flat: dict = {}  # constant-shape parameters read through flat views
+        self.iter_bindings: dict = {}  # id(block iter var) -> its value in loop variables
         self.flat_pre: list = []
 
     # -- naming ----------------------------------------------------------------------------
@@ -486,6 +487,7 @@ class _Generator(ExprWriter, LocalScalars, VectorLanes, RegisterPromotion, FlatP
                 self.lane_iter(iv.var, value, s)
                 continue
             text = self.expr_text(value)
+            self.note_iter_binding(iv.var, value)
             name = self.bind(iv.var, iv.var.name_hint, "int64")
             self.ctx_iters.append(name)
             self.emit(f"{name} = {text}", s)

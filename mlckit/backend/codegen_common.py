@@ -48,7 +48,7 @@ class Flavour:
     # scalar (loaded before the loop, stored after it when written): codegen_promote
     promote_invariant: bool = False
     # parameter buffers of constant shape are indexed through flat views outside vector
-    # lanes (C_flat[vi * 512 + vj]), so that LLVM sees constant strides: codegen_flat
+    # lanes (C_flat[i * 512 + j]), so that LLVM sees constant strides: codegen_flat
     flat_params: bool = False
 
 

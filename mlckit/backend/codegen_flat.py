@@ -2,16 +2,16 @@
 
 Numba computes the address of ``C[vi, vj]`` from the shape the array arrives with, a value
 LLVM knows only at run time; TVM flattens buffers before code generation (``FlattenBuffer``)
-and its LLVM sees ``vi * 512 + vj`` with the stride a constant.  With the constant, LLVM
-unrolls and schedules a tiled loop nest as it does for TVM (the tiled matmul runs ~1.5x
-faster).  So a parameter buffer whose shape is constant is read and written through a flat
-view, made once at the top of the function::
+and its LLVM sees ``i_0 * 16384 + i_1 * 512 + j_0 * 32 + j_1`` with the strides constants.
+With the constants, LLVM unrolls and schedules a tiled loop nest as it does for TVM (the
+tiled matmul runs ~1.5x faster).  So a parameter buffer whose shape is constant is read and
+written through a flat view, made once at the top of the function, and the flat index is
+written in loop variables, largest stride first (see ``flat_index``)::
 
-    # flat views of the arguments: C[vi, vj] is C_flat[vi * 512 + vj], so that LLVM
-    # sees constant strides (as TVM flattens buffers)
+    # flat views of the arguments (C_flat[i_0 * 16384 + ...] is C[vi, vj], ...)
     C_flat = C.reshape(-1)
     ...
-    C_flat[vi * 512 + vj] = C_flat[vi * 512 + vj] + A_ik * B_flat[vk * 512 + vj]
+    C_flat[i_0 * 16384 + i_1 * 512 + j_0 * 32 + j_1] = C_flat[...] + A_ik * B_flat[...]
 
 The lanes of a ``T.vectorized`` loop keep the 2-D form: there LLVM's SLP vectorizer finds
 the neighbouring elements (``C[vi, vj + 1]``) through Numba's own index arithmetic and
@@ -26,11 +26,12 @@ Example::
 
 from __future__ import annotations
 
+from mlckit.arith.analyzer import Analyzer, substitute
 from mlckit.tir.buffer import Buffer
 from mlckit.tir.expr import IntImm, Mul, Var
 from mlckit.tir.stmt import ForKind
 
-from .codegen_common import P_ADD
+from .codegen_common import P_ADD, P_MUL
 
 __all__ = ["FlatParams"]
 
@@ -54,6 +55,40 @@ class FlatParams:
                 step *= d.value
             self.flat[id(buf)] = [None, strides[::-1]]
 
+    def note_iter_binding(self, var: Var, value):
+        """Remember what a block iterator stands for in loop variables (``vi`` is
+        ``i_0 * 32 + i_1``), for the flat indices."""
+        self.iter_bindings[id(var)] = substitute(value, self.iter_bindings)
+
+    def flat_index(self, indices, strides) -> str:
+        """The flat index of ``indices`` as a sum over loop variables, largest stride first:
+        ``i_0 * 16384 + i_1 * 512 + j_0 * 32 + j_1``, as TVM's ``FlattenBuffer`` and
+        ``Simplify`` write it.  Why not ``vi * 512 + vj``: LLVM then folds the innermost
+        (unrolled) terms into constant address offsets from one base register, instead of
+        keeping one offset per copy (``j_0 * 32 + 1``, ``+ 2``, ...) live across the loop.
+        Indices that are not sums of loop variables times constants keep the block form."""
+        flat = None
+        for index, stride in zip(indices, strides):
+            term = index if stride == 1 else Mul(index, IntImm(index.dtype, stride))
+            flat = term if flat is None else flat + term
+        terms, const = Analyzer().linear_terms(substitute(flat, self.iter_bindings))
+        depth = {id(loop.var): k for k, loop in enumerate(self.loops)}
+        if not all(isinstance(atom, Var) and id(atom) in self.names for atom, _ in terms):
+            return " + ".join(self.expr(i if s == 1 else Mul(i, IntImm(i.dtype, s)), P_ADD)
+                              for i, s in zip(indices, strides)
+                              if not (isinstance(i, IntImm) and i.value == 0)) or "0"
+        # the largest stride first (row-major order), ties from the outermost loop in; loops
+        # unrolled by the generator are not in self.loops: they are innermost
+        terms.sort(key=lambda term: (-abs(term[1]), depth.get(id(term[0]), len(depth))))
+        text = ""
+        for atom, coef in terms:
+            name = self.expr(atom, P_MUL)
+            part = name if abs(coef) == 1 else f"{name} * {abs(coef)}"
+            text += (" - " if coef < 0 else " + ") + part if text else ("-" if coef < 0 else "") + part
+        if const or not text:
+            text += f" {'-' if const < 0 else '+'} {abs(const)}" if text else str(const)
+        return text
+
     def in_prange(self) -> bool:
         """Inside a ``prange`` body.  There the 2-D form stays: Numba's parallel lowering
         loses the writes when a body reaches one array under two names (``C[vi, vj]`` in
@@ -61,7 +96,7 @@ class FlatParams:
         return self.flavour.prange and any(loop.kind == ForKind.PARALLEL for loop in self.loops)
 
     def flat_access(self, buf: Buffer, indices) -> str | None:
-        """``C_flat[vi * 512 + vj]`` for ``C[vi, vj]``, or None where the 2-D form stays."""
+        """``C_flat[i * 512 + j]`` for ``C[vi, vj]``, or None where the 2-D form stays."""
         entry = self.flat.get(id(buf))
         if entry is None or self.lane is not None or not indices or self.in_prange():
             return None
@@ -69,11 +104,7 @@ class FlatParams:
             name = self.names[id(buf)]
             entry[0] = self.bind(Var(f"{name}_flat", "handle"), f"{name}_flat",
                                  f"buffer:{buf.dtype}:1", scoped=False)
-        # integer sums are associative here (Python integers): no parentheses between terms
-        terms = [self.expr(i if stride == 1 else Mul(i, IntImm(i.dtype, stride)), P_ADD)
-                 for i, stride in zip(indices, entry[1])
-                 if not (isinstance(i, IntImm) and i.value == 0)]
-        text = f"{entry[0]}[{' + '.join(terms) or '0'}]"
+        text = f"{entry[0]}[{self.flat_index(indices, entry[1])}]"
         if len(entry) == 2:  # first use: create the view (and say why, once)
             entry.append(True)
             if not self.flat_pre:

@@ -1,6 +1,6 @@
 """numba flavour: parameter buffers of constant shape are indexed through flat views
-(``C_flat[vi * 8 + vj]``) outside vector lanes; symbolic shapes, allocated buffers and lanes
-keep the 2-D form; lnumpy keeps it everywhere."""
+(``C_flat[i * 8 + j]``, the index in loop variables) outside vector lanes; symbolic shapes,
+allocated buffers and lanes keep the 2-D form; lnumpy keeps it everywhere."""
 
 from __future__ import annotations
 
@@ -40,7 +40,7 @@ def test_constant_shape_parameters_are_read_through_flat_views():
     src = str(generate(numba_cpu.lower(func), NUMBA))
     assert "    B_flat = B.reshape(-1)\n" in src
     # A has a symbolic size, T2 is allocated here, C is only written by lanes
-    assert "T2[vi, vj] = A[vi, vj] + B_flat[vi * 8 + vj]" in src
+    assert "T2[vi, vj] = A[vi, vj] + B_flat[i * 8 + j]" in src
     assert "C[vi, vj + 7] = C_lane7" in src
     assert "A_flat" not in src and "C_flat" not in src and "T2_flat" not in src
     assert "_flat" not in str(generate(func, LNUMPY))
@@ -73,3 +73,55 @@ def test_a_prange_body_keeps_the_2d_form_and_its_writes():
     c = np.full((8, 8), 99, "float32")
     f(a, b, c)
     np.testing.assert_allclose(c, a @ b, rtol=1e-5, atol=1e-6)
+
+
+def _tiled_matmul():
+    sch = tir.Schedule(from_source(textwrap.dedent(NAIVE)))  # 8 x 8 x 8
+    block = sch.get_block("C")
+    i, j, k = sch.get_loops(block)
+    i0, i1 = sch.split(i, [None, 4])
+    j0, j1 = sch.split(j, [None, 4])
+    k0, k1 = sch.split(k, [None, 2])
+    sch.reorder(i0, j0, k0, i1, k1, j1)
+    sch.decompose_reduction(block, k0)
+    return sch
+
+
+def test_a_flat_index_is_a_sum_over_loop_variables_largest_stride_first():
+    # as TVM's FlattenBuffer + Simplify write it; LLVM then addresses the unrolled j_1
+    # copies as one base plus constant offsets
+    func = _tiled_matmul().mod["main"]
+    src = numba_cpu.build(func, cache=False).source
+    assert ("C_flat[i_0 * 32 + i_1 * 8 + j_0 * 4 + j_1] = C_flat[i_0 * 32 + i_1 * 8 + j_0 * 4 + j_1]"
+            " + A_ik * B_flat[k_0 * 16 + k_1 * 8 + j_0 * 4 + j_1]") in src
+    assert "C_flat[i_0 * 32 + i_1_init * 8 + j_0 * 4 + j_1_init] = 0.0" in src
+    assert "vi * 8" not in src
+    rng = np.random.default_rng(0)
+    a, b = (rng.uniform(-1, 1, (8, 8)).astype("float32") for _ in range(2))
+    for build in (lnumpy.build, lambda f: numba_cpu.build(f, cache=False)):
+        c = np.full((8, 8), np.nan, "float32")
+        build(func)(a, b, c)
+        np.testing.assert_allclose(c, a @ b, rtol=1e-5, atol=1e-6)
+
+
+def test_a_reversed_index_gets_a_negative_stride_and_a_fused_one_keeps_the_block_form():
+    # vi = ij // 8, vj = ij % 8 are no sums of loop variables times constants
+    func = from_source(textwrap.dedent('''
+        @T.prim_func
+        def f(A: T.Buffer((8, 8), "float32"), B: T.Buffer((8, 8), "float32")):
+            for i, j in T.grid(8, 8):
+                with T.block("B"):
+                    vi, vj = T.axis.remap("SS", [i, j])
+                    B[vi, vj] = A[7 - vi, vj] * T.float32(2)
+    '''))
+    sch = tir.Schedule(func)
+    sch.fuse(*sch.get_loops(sch.get_block("B")))
+    src = numba_cpu.build(func, cache=False).source
+    assert "B_flat[i * 8 + j] = A_flat[-i * 8 + j + 56] * np.float32(2.0)" in src
+    src = numba_cpu.build(sch.mod["main"], cache=False).source
+    assert "B_flat[vi * 8 + vj] = A_flat[(7 - vi) * 8 + vj] * np.float32(2.0)" in src
+    a = np.arange(64, dtype="float32").reshape(8, 8)
+    for f in (func, sch.mod["main"]):
+        b = np.zeros_like(a)
+        numba_cpu.build(f, cache=False)(a, b)
+        np.testing.assert_array_equal(b, a[::-1] * 2)

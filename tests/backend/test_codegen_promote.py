@@ -68,7 +68,7 @@ def test_reduction_accumulator_is_held_over_the_reduction_loop():
             vi = i
             vj = j
             vk = k
-            C_acc = C_acc + A_flat[vi * 8 + vk] * B_flat[vk * 8 + vj]
+            C_acc = C_acc + A_flat[i * 8 + k] * B_flat[k * 8 + j]
         C_flat[i * 8 + j] = C_acc
     """)
     assert textwrap.indent(body, " " * 12) in src
@@ -94,8 +94,9 @@ def test_loop_invariant_load_of_the_tiled_matmul_is_read_once():
     sch.decompose_reduction(block, k0)
     func = sch.mod["main"]
     src = numba_cpu.build(func, cache=False).source
-    assert "A_ik = A_flat[(i_0 * 4 + i_1) * 8 + k_0 * 2 + k_1]" in src
-    assert "C_flat[vi * 8 + vj] = C_flat[vi * 8 + vj] + A_ik * B_flat[vk * 8 + vj]" in src
+    assert "A_ik = A_flat[i_0 * 32 + i_1 * 8 + k_0 * 2 + k_1]" in src
+    assert ("C_flat[i_0 * 32 + i_1 * 8 + j_0 * 4 + j_1] = C_flat[i_0 * 32 + i_1 * 8 + j_0 * 4 + j_1]"
+            " + A_ik * B_flat[k_0 * 16 + k_1 * 8 + j_0 * 4 + j_1]") in src
     a, b, c = _mm_args()
     _agree(func, a, b, c)
 
@@ -144,7 +145,7 @@ def test_an_element_apart_from_the_other_accesses_is_held():
     # X[vi, vk + 1] never is X[vi, 0]
     func = _func(ROWS.format(index="vk + 1"))
     src = numba_cpu.build(func, cache=False).source
-    assert "X_acc = X_flat[i * 5]" in src and "X_acc = X_acc + X_flat[vi * 5 + vk + 1]" in src
+    assert "X_acc = X_flat[i * 5]" in src and "X_acc = X_acc + X_flat[i * 5 + k + 1]" in src
     x = _x()
     [out] = _agree(func, x)
     np.testing.assert_allclose(out[:, 0], x[:, 0] + x[:, 1:].sum(axis=1), rtol=1e-6)
@@ -221,7 +222,7 @@ def test_parallel_symbolic_and_load_indexed_loops_are_left_alone():
         assert HELD not in str(generate(numba_cpu.lower(func), NUMBA)), func.script()
     src = str(generate(numba_cpu.lower(indirect), NUMBA))
     assert "idx_i = idx[i]" in src  # held: its index does not move with k
-    assert "A_flat[idx_i * 4] + A_flat[vi * 4 + vk]" in src  # A[idx[vi], 0] is not (a load in its index)
+    assert "A_flat[idx_i * 4] + A_flat[i * 4 + k]" in src  # A[idx[vi], 0] is not (a load in its index)
     a = np.arange(4, dtype="float32")
     _agree(parallel, a, np.zeros((4, 8), "float32"))
     _agree(symbolic, np.ones((4, 3), "float32"), np.zeros(4, "float32"))

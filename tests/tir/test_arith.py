@@ -1,4 +1,5 @@
-"""mlckit.arith.Analyzer: comparisons proved from bound (possibly symbolic) ranges."""
+"""mlckit.arith.Analyzer: comparisons proved from bound (possibly symbolic) ranges; linear
+forms of integer expressions."""
 
 from mlckit.arith import Analyzer
 from mlckit.tir import expr as E
@@ -46,3 +47,10 @@ def test_nested_symbolic_ranges():
     ana.bind(j, Range(i, n - i))
     assert ana.can_prove(E.LT(j, n))
     assert ana.can_prove(E.GE(j, _c(0)))
+
+
+def test_linear_terms_expand_products_of_sums():
+    i, j = Var("i", "int64"), Var("j", "int64")
+    terms, const = Analyzer().linear_terms((i * 32 + j) * 512 + 3 - j)
+    assert [(atom.name_hint, coef) for atom, coef in terms] == [("i", 16384), ("j", 511)]
+    assert const == 3

@@ -51,16 +51,24 @@ class NumbaCompileError(TVMError):
     """Numba could not compile the generated source (the message shows it)."""
 
 
-# LLVM's loop unroller is told not to unroll partially (or with a run-time trip count):
-# unrolled by 8, the naive matmul's walk down a column of B becomes 8 loads each 16 KiB
-# apart per iteration, which the CPU's stride prefetcher no longer follows (1.0 GFLOP/s
-# against 1.2 rolled; TVM's LLVM unrolled it by 2).  Full unrolling of small constant
-# loops, as TVM's LLVM does, stays on.  llvmlite's options are global to the process, so
-# they are set while mlckit compiles and put back to LLVM's default of x86 and Apple cores.
-_UNROLL_OPTIONS = ("unroll-allow-partial", "unroll-runtime")
+# Options of LLVM that mlckit switches off while it compiles, each "--name=false" (llvmlite's
+# options are global to the process, so they are put back afterwards: "--name=true", LLVM's
+# default on x86 and Apple cores):
+# - partial and run-time loop unrolling: unrolled by 8, the naive matmul's walk down a
+#   column of B becomes 8 loads each 16 KiB apart per iteration, which the CPU's stride
+#   prefetcher no longer follows (1.0 GFLOP/s against 1.2 rolled; TVM's LLVM unrolled it
+#   by 2).  Full unrolling of small constant loops, as TVM's LLVM does, stays on;
+# - LICM's promotion of memory to registers ("enable" flag inverted: LLVM spells it
+#   --disable-licm-promotion): in the tiled matmul it held the 32 elements of a row of C
+#   over the loop of k_1, half of them spilled to the stack (3 GFLOP/s; 5.9 without).
+#   Keeping a value in a register is the schedule's word here: the generator holds an
+#   accumulator (codegen_promote) and a "local" buffer (codegen_local) in scalars itself.
+_OFF_OPTIONS = ("unroll-allow-partial", "unroll-runtime")
+_ON_OPTIONS = ("disable-licm-promotion",)
 # written into every generated module, so that Numba's on-disk cache of code compiled
 # under another pipeline is not reused
-PIPELINE = "LLVM: SLP vectorizer on, no partial loop unrolling (numba_cpu.llvm_pipeline)"
+PIPELINE = ("LLVM: SLP vectorizer on, no partial loop unrolling, no LICM promotion "
+            "(numba_cpu.llvm_pipeline)")
 
 
 # Numba binds the C math functions its code calls to wrappers in its own helper library
@@ -235,9 +243,11 @@ def llvm_pipeline():
     - the SLP vectorizer on: Numba switched it off by default in 2023 (numba#8852,
       miscompilations in the LLVM of that time); without it the lanes of a
       ``T.vectorized`` loop stay scalar.  An explicit ``NUMBA_SLP_VECTORIZE`` wins;
-    - no partial or run-time loop unrolling by LLVM (see ``_UNROLL_OPTIONS``): loops are
+    - no partial or run-time loop unrolling by LLVM (see ``_OFF_OPTIONS``): loops are
       unrolled where the schedule says ``unroll`` (the generator writes the copies out)
       and, fully, where they are small and constant, as LLVM does for TVM;
+    - no promotion of memory to registers by LLVM's LICM (``_ON_OPTIONS``): values are
+      held in registers where the generator holds them, as the schedule says;
     - ``expf`` and the other transcendental functions called from the C library itself,
       as TVM's kernels call them (see ``_LIBM_FUNCTIONS``; on Linux, once per process).
 
@@ -249,7 +259,6 @@ def llvm_pipeline():
         with llvm_pipeline():
             dispatcher.compile(signature)
     """
-    import llvmlite.binding as llvm
     from numba.core import config
 
     with _PIPELINE_LOCK:
@@ -257,17 +266,25 @@ def llvm_pipeline():
         saved = config.SLP_VECTORIZE
         if "NUMBA_SLP_VECTORIZE" not in os.environ:
             config.SLP_VECTORIZE = 1
-        for option in _UNROLL_OPTIONS:
-            llvm.set_option("mlckit", f"--{option}=false")
+        _set_options(False)
         try:
             yield
         finally:
             config.SLP_VECTORIZE = saved
-            for option in _UNROLL_OPTIONS:
-                llvm.set_option("mlckit", f"--{option}=true")
+            _set_options(True)
 
 
 _PIPELINE_LOCK = threading.RLock()
+
+
+def _set_options(llvm_default: bool):
+    """LLVM's own settings (``llvm_default``) or mlckit's for the options above."""
+    import llvmlite.binding as llvm
+
+    for option in _OFF_OPTIONS:
+        llvm.set_option("mlckit", f"--{option}={str(llvm_default).lower()}")
+    for option in _ON_OPTIONS:
+        llvm.set_option("mlckit", f"--{option}={str(not llvm_default).lower()}")
 
 
 def _numba_dtype(types, dtype: str):

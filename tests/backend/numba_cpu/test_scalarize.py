@@ -27,9 +27,9 @@ def test_unrolled_local_tile_becomes_scalar_variables():
     f = numba_cpu.build(func, cache=False)
     src = f.source
     assert '# C_local: (2, 8) "local" buffer kept in scalar variables' in src
-    assert "C_local_1_7 = C_local_1_7 + A_flat[vi * 16 + vk] * B_global[7, vk]" not in src  # j_1 not folded
-    assert "C_local_1_7 = C_local_1_7 + A_flat[vi * 16 + vk] * B_global[j_1, vk]" in src
-    assert "C_flat[v0 * 16 + v1] = C_local_0_0" in src
+    assert "C_local_1_7 = C_local_1_7 + A_flat[i_0 * 32 + i_1 * 16 + k] * B_global[7, vk]" not in src  # j_1 not folded
+    assert "C_local_1_7 = C_local_1_7 + A_flat[i_0 * 32 + i_1 * 16 + k] * B_global[j_1, vk]" in src
+    assert "C_flat[i_0 * 32 + ax0 * 16 + j_0 * 8 + ax1] = C_local_0_0" in src
     assert "C_local = np.empty" not in src and "C_local[" not in src
     assert 'B_global = np.empty((8, 16), dtype="float32")' in src
     _check(func)
@@ -44,7 +44,7 @@ def test_tile_with_a_serial_loop_stays_an_array():
     # blocked() without packing: the tile's loops are serial, so its indices are not constants
     src = numba_cpu.build(blocked(), cache=False).source
     assert 'C_local = np.empty((2, 8), dtype="float32")' in src
-    assert "C_local[i_1, j_1] = C_local[i_1, j_1] + A_ik * B_flat[vk * 16 + vj]" in src  # A held over j_1
+    assert "C_local[i_1, j_1] = C_local[i_1, j_1] + A_ik * B_flat[k * 16 + j_0 * 8 + j_1]" in src  # A held over j_1
     _check(blocked())
 
 
