@@ -170,7 +170,8 @@ def register_library(op_name: str, name: str, func: Callable, *, level: int = 10
     implementation lowering the call to ``R.call_dps_packed("mlckit.lib.<name>", args,
     out_sinfo=<the call's struct info>)``.  ``func`` receives ``mlckit.nd.NDArray``s, or, with
     ``vm_arrays=True``, the VM's NumPy arrays as they are (no wrapping: for library functions
-    that only read and write arrays, such as mlckit's own).
+    that only read and write arrays, such as mlckit's own; a VM keeping its tensors on a GPU
+    passes host copies and copies ``out`` back).
 
     Example::
 
@@ -186,6 +187,7 @@ def register_library(op_name: str, name: str, func: Callable, *, level: int = 10
     _check_op(op_name)
     if vm_arrays:
         func._mlckit_vm_builtin = True  # the VM passes its arrays unwrapped
+        func._mlckit_host_arrays = True  # ... as NumPy arrays, copied from a GPU's memory
     register_func(packed, func, override=True)
 
     def lower(bb, call):

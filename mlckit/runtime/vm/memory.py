@@ -6,7 +6,9 @@ A VM on ``mlckit.cuda(0)`` with a GPU keeps them in device memory (:class:`Devic
 TVM does: ``alloc_storage`` allocates on the device and tensors are views into it; an input
 is copied host → device once when the function is called (a device NDArray is taken as it
 is); the constants are copied once, when the VM is made; the results stay on the device as
-NDArrays (``.numpy()`` copies back).  Kernels then run on the device arrays without a copy.
+NDArrays (``.numpy()`` copies back).  Kernels then run on the device arrays without a copy;
+a NumPy library function (``R.call_dps_packed("mlckit.lib.matmul", ...)``, lowered for a CPU
+target) runs on host copies, its output copied back (:meth:`DeviceMemory.on_host`).
 
 ``copies_in`` / ``copies_out`` count the transfers the VM itself makes (the tests read them).
 
@@ -67,6 +69,33 @@ class DeviceMemory:
     def to_device(self, host: np.ndarray):
         self.copies_in += 1
         return self.cuda.to_device(np.ascontiguousarray(host))
+
+    def to_host(self, array) -> np.ndarray:
+        self.copies_out += 1
+        return array.copy_to_host()
+
+    def on_host(self, func):
+        """``func(*inputs, out)``, a library function reading and writing NumPy arrays, called
+        on host copies of the device arrays among its inputs and a host array for ``out``
+        (the last argument), copied to the device afterwards.  Without this it would write
+        into a temporary host copy: NumPy reads a device array only by copying it."""
+
+        def on_device(a):
+            return is_tensor(a) and not isinstance(a, np.ndarray)
+
+        def call_on_host(*inputs_and_out):
+            *inputs, out = inputs_and_out
+            host = [self.to_host(a) if on_device(a) else a for a in inputs]
+            # the output is only written (destination-passing style): no copy to read it
+            host_out = np.empty(out.shape, out.dtype) if on_device(out) else out
+            result = func(*host, host_out)
+            if host_out is not out:
+                self.copies_in += 1
+                out.copy_to_device(host_out)
+            return result
+
+        call_on_host.__name__ = getattr(func, "__name__", "call_on_host")
+        return call_on_host
 
     def constant(self, value):
         """A constant's device copy, made once per VM."""

@@ -226,6 +226,8 @@ class VirtualMachine:
         if func is None:
             return _Missing(self, name)
         if getattr(func, "_mlckit_vm_builtin", False):
+            if self.memory.on_device and getattr(func, "_mlckit_host_arrays", False):
+                return self.memory.on_host(func)
             return func
         wrap = self._wrap_out
 

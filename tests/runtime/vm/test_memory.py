@@ -10,9 +10,13 @@ import numpy as np
 import pytest
 
 import mlckit
+import mlckit.dlight as dl
 from mlckit import relax, tir
 from mlckit.runtime.vm import virtual_machine
 from mlckit.runtime.vm.memory import DeviceMemory, HostMemory, vm_memory
+from mlckit.script import ir as I
+from mlckit.script import relax as R
+from mlckit.target import Target
 
 from .mlp_modules import MyModule
 
@@ -89,9 +93,11 @@ def mlp_reference(x, w0, b0, w1, b1):
 
 @pytest.fixture
 def fake_gpu(monkeypatch):
-    """VMs made in the test keep their tensors on a FakeCuda device."""
+    """VMs made in the test keep their tensors on a FakeCuda device, and the kernels built
+    in it run on the CPU, as without a GPU (a real one could not read FakeDeviceArrays)."""
     cuda = FakeCuda()
     monkeypatch.setattr(virtual_machine, "vm_memory", lambda device: DeviceMemory(device, cuda))
+    monkeypatch.setenv("MLCKIT_CUDA_MODE", "cpu")
     return cuda
 
 
@@ -153,3 +159,28 @@ def test_the_mlp_runs_in_gpu_memory():
     again = vm["main"](*[mlckit.nd.array(a, mlckit.cuda(0)) for a in args])
     assert vm.memory.copies_in == 5
     np.testing.assert_allclose(again.numpy(), out.numpy())
+
+
+def test_a_numpy_library_call_runs_on_host_copies_and_its_result_goes_back(fake_gpu):
+    # LegalizeOps without a target lowers a large matmul to mlckit.lib.matmul (NumPy's
+    # BLAS): on a GPU it reads host copies of x and w and its result is copied back
+    @I.ir_module
+    class Matmul:
+        @R.function
+        def main(x: R.Tensor((16, 256), "float32"), w: R.Tensor((256, 64), "float32")):
+            with R.dataflow():
+                y = R.matmul(x, w)
+                z = R.nn.relu(y)
+                R.output(z)
+            return z
+
+    mod = relax.transform.LegalizeOps()(Matmul)
+    assert "mlckit.lib.matmul" in mod.script()
+    with Target("cuda"):
+        mod = dl.ApplyDefaultSchedule(dl.gpu.Fallback())(mod)
+    vm = relax.VirtualMachine(relax.build(mod, target="cuda"), mlckit.cuda(0))
+    rng = np.random.default_rng(3)
+    x, w = (rng.uniform(-1, 1, s).astype("float32") for s in [(16, 256), (256, 64)])
+    out = vm["main"](x, w)
+    assert (vm.memory.copies_in, vm.memory.copies_out) == (3, 2)  # x, w in, y back; x, w out
+    np.testing.assert_allclose(out.numpy(), np.maximum(x @ w, 0), rtol=1e-5, atol=1e-5)
