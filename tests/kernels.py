@@ -1,5 +1,7 @@
-"""Kernels shared by several test packages, as factories over their sizes."""
+"""Kernels shared by several test packages, as factories over their sizes, and the course's
+tiling of a matmul."""
 
+from mlckit import tir
 from mlckit.script import tir as T
 
 
@@ -94,6 +96,31 @@ def make_matmul(n: int):
                 C[vi, vj] = C[vi, vj] + A[vi, vk] * B[vk, vj]
 
     return main
+
+
+def tile_matmul(func, ti: int, tj: int, tk: int, vectorize: bool = False,
+                unroll: bool = False) -> tir.Schedule:
+    """The course's / TVM tutorial's tiling of ``func``'s block ``C``: i, j, k split by ``ti``,
+    ``tj``, ``tk``, ``reorder(i0, j0, k0, i1, k1, j1)``, optionally ``vectorize(j1)`` and
+    ``unroll(k1)``, then ``decompose_reduction(C, k0)``.
+
+    Example::
+
+        tile_matmul(make_matmul(64), 32, 32, 4).mod["main"]
+    """
+    sch = tir.Schedule(func)
+    block = sch.get_block("C")
+    i, j, k = sch.get_loops(block)
+    i0, i1 = sch.split(i, [None, ti])
+    j0, j1 = sch.split(j, [None, tj])
+    k0, k1 = sch.split(k, [None, tk])
+    sch.reorder(i0, j0, k0, i1, k1, j1)
+    if vectorize:
+        sch.vectorize(j1)
+    if unroll:
+        sch.unroll(k1)
+    sch.decompose_reduction(block, k0)
+    return sch
 
 
 def make_linear0(k: int, n: int):

@@ -67,26 +67,25 @@ class FlatParams:
         (unrolled) terms into constant address offsets from one base register, instead of
         keeping one offset per copy (``j_0 * 32 + 1``, ``+ 2``, ...) live across the loop.
         Indices that are not sums of loop variables times constants keep the block form."""
-        flat = None
-        for index, stride in zip(indices, strides):
-            term = index if stride == 1 else Mul(index, IntImm(index.dtype, stride))
-            flat = term if flat is None else flat + term
-        terms, const = Analyzer().linear_terms(substitute(flat, self.iter_bindings))
-        depth = {id(loop.var): k for k, loop in enumerate(self.loops)}
+        scaled = [i if s == 1 else Mul(i, IntImm(i.dtype, s)) for i, s in zip(indices, strides)
+                  if not (isinstance(i, IntImm) and i.value == 0)]
+        if not scaled:
+            return "0"
+        terms, const = Analyzer().linear_terms(substitute(sum(scaled[1:], scaled[0]),
+                                                          self.iter_bindings))
         if not all(isinstance(atom, Var) and id(atom) in self.names for atom, _ in terms):
-            return " + ".join(self.expr(i if s == 1 else Mul(i, IntImm(i.dtype, s)), P_ADD)
-                              for i, s in zip(indices, strides)
-                              if not (isinstance(i, IntImm) and i.value == 0)) or "0"
+            return " + ".join(self.expr(term, P_ADD) for term in scaled)
         # the largest stride first (row-major order), ties from the outermost loop in; loops
         # unrolled by the generator are not in self.loops: they are innermost
+        depth = {id(loop.var): k for k, loop in enumerate(self.loops)}
         terms.sort(key=lambda term: (-abs(term[1]), depth.get(id(term[0]), len(depth))))
-        text = ""
-        for atom, coef in terms:
-            name = self.expr(atom, P_MUL)
-            part = name if abs(coef) == 1 else f"{name} * {abs(coef)}"
-            text += (" - " if coef < 0 else " + ") + part if text else ("-" if coef < 0 else "") + part
-        if const or not text:
-            text += f" {'-' if const < 0 else '+'} {abs(const)}" if text else str(const)
+        parts = [(coef, self.expr(atom, P_MUL) + ("" if abs(coef) == 1 else f" * {abs(coef)}"))
+                 for atom, coef in terms]
+        if const or not parts:
+            parts.append((const, str(abs(const))))
+        text = ("-" if parts[0][0] < 0 else "") + parts[0][1]
+        for coef, part in parts[1:]:
+            text += f" {'-' if coef < 0 else '+'} {part}"
         return text
 
     def in_prange(self) -> bool:

@@ -13,6 +13,7 @@ from mlckit.backend import lnumpy, numba_cpu
 from mlckit.backend.codegen import LNUMPY, NUMBA, generate
 from mlckit.script import from_source
 
+from ..kernels import tile_matmul
 from .test_codegen_promote import NAIVE
 
 SCALE = textwrap.dedent('''
@@ -75,22 +76,10 @@ def test_a_prange_body_keeps_the_2d_form_and_its_writes():
     np.testing.assert_allclose(c, a @ b, rtol=1e-5, atol=1e-6)
 
 
-def _tiled_matmul():
-    sch = tir.Schedule(from_source(textwrap.dedent(NAIVE)))  # 8 x 8 x 8
-    block = sch.get_block("C")
-    i, j, k = sch.get_loops(block)
-    i0, i1 = sch.split(i, [None, 4])
-    j0, j1 = sch.split(j, [None, 4])
-    k0, k1 = sch.split(k, [None, 2])
-    sch.reorder(i0, j0, k0, i1, k1, j1)
-    sch.decompose_reduction(block, k0)
-    return sch
-
-
 def test_a_flat_index_is_a_sum_over_loop_variables_largest_stride_first():
     # as TVM's FlattenBuffer + Simplify write it; LLVM then addresses the unrolled j_1
     # copies as one base plus constant offsets
-    func = _tiled_matmul().mod["main"]
+    func = tile_matmul(from_source(textwrap.dedent(NAIVE)), 4, 4, 2).mod["main"]  # 8 x 8 x 8
     src = numba_cpu.build(func, cache=False).source
     assert ("C_flat[i_0 * 32 + i_1 * 8 + j_0 * 4 + j_1] = C_flat[i_0 * 32 + i_1 * 8 + j_0 * 4 + j_1]"
             " + A_ik * B_flat[k_0 * 16 + k_1 * 8 + j_0 * 4 + j_1]") in src

@@ -9,10 +9,11 @@ import textwrap
 
 import numpy as np
 
-from mlckit import tir
 from mlckit.backend import lnumpy, numba_cpu
 from mlckit.backend.codegen import LNUMPY, NUMBA, generate
 from mlckit.script import from_source
+
+from ..kernels import tile_matmul
 
 MATMUL = textwrap.dedent('''
     @T.prim_func
@@ -30,18 +31,7 @@ MATMUL = textwrap.dedent('''
 
 def tutorial_schedule(vectorize=True):
     """The course's / TVM tutorial's matmul schedule (tiles of 8 here)."""
-    sch = tir.Schedule(from_source(MATMUL))
-    block = sch.get_block("C")
-    i, j, k = sch.get_loops(block)
-    i0, i1 = sch.split(i, [None, 8])
-    j0, j1 = sch.split(j, [None, 8])
-    k0, k1 = sch.split(k, [None, 4])
-    sch.reorder(i0, j0, k0, i1, k1, j1)
-    if vectorize:
-        sch.vectorize(j1)
-    sch.unroll(k1)
-    sch.decompose_reduction(block, k0)
-    return sch.mod["main"]
+    return tile_matmul(from_source(MATMUL), 8, 8, 4, vectorize=vectorize, unroll=True).mod["main"]
 
 
 def _run(func):
@@ -138,17 +128,9 @@ def test_lanes_that_write_one_element_stay_a_loop():
 # -- lanes in chunks ---------------------------------------------------------------------------
 def wide_schedule(dtype="float32"):
     """The tutorial schedule with j split by 32: 32 lanes."""
-    sch = tir.Schedule(from_source(MATMUL.replace('"float32"', f'"{dtype}"')
-                                   .replace("T.float32(0)", f"T.{dtype}(0)")))
-    block = sch.get_block("C")
-    i, j, k = sch.get_loops(block)
-    i0, i1 = sch.split(i, [None, 8])
-    j0, j1 = sch.split(j, [None, 32])
-    k0, k1 = sch.split(k, [None, 4])
-    sch.reorder(i0, j0, k0, i1, k1, j1)
-    sch.vectorize(j1)
-    sch.decompose_reduction(block, k0)
-    return sch.mod["main"]
+    func = from_source(MATMUL.replace('"float32"', f'"{dtype}"')
+                       .replace("T.float32(0)", f"T.{dtype}(0)"))
+    return tile_matmul(func, 8, 32, 4, vectorize=True).mod["main"]
 
 
 def test_more_lanes_than_a_vector_register_are_written_in_chunks():

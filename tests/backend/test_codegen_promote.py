@@ -15,6 +15,8 @@ from mlckit.backend.codegen_promote import invariant_elements
 from mlckit.script import from_source
 from mlckit.tir.stmt import BlockRealize, For
 
+from ..kernels import tile_matmul
+
 HELD = "# held in scalars over"
 
 
@@ -84,15 +86,7 @@ def test_lnumpy_keeps_the_loads_and_stores():
 
 
 def test_loop_invariant_load_of_the_tiled_matmul_is_read_once():
-    sch = tir.Schedule(_func(NAIVE))
-    block = sch.get_block("C")
-    i, j, k = sch.get_loops(block)
-    i0, i1 = sch.split(i, [None, 4])
-    j0, j1 = sch.split(j, [None, 4])
-    k0, k1 = sch.split(k, [None, 2])
-    sch.reorder(i0, j0, k0, i1, k1, j1)
-    sch.decompose_reduction(block, k0)
-    func = sch.mod["main"]
+    func = tile_matmul(_func(NAIVE), 4, 4, 2).mod["main"]
     src = numba_cpu.build(func, cache=False).source
     assert "A_ik = A_flat[i_0 * 32 + i_1 * 8 + k_0 * 2 + k_1]" in src
     assert ("C_flat[i_0 * 32 + i_1 * 8 + j_0 * 4 + j_1] = C_flat[i_0 * 32 + i_1 * 8 + j_0 * 4 + j_1]"

@@ -82,6 +82,8 @@ _LIBM_FUNCTIONS = tuple(
                  "atanh")
     for suffix in ("", "f")
 )
+
+
 @functools.cache
 def _bind_libm():
     """Point the math functions of Numba-compiled code at the C library's own (Linux; once)."""

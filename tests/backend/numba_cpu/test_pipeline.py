@@ -14,11 +14,10 @@ import textwrap
 import numpy as np
 import pytest
 
-from mlckit import tir
 from mlckit.backend import lnumpy, numba_cpu
 from mlckit.script import from_source
 
-from ...kernels import make_matmul
+from ...kernels import make_matmul, tile_matmul
 
 ROWS = '''
 @T.prim_func
@@ -56,15 +55,7 @@ def test_llvm_neither_holds_nor_vectorizes_the_tiled_matmuls_row_of_c():
     # LICM promoted the 32 elements of C[i, j_0 * 32 : j_0 * 32 + 32] over the loop of k_1,
     # and spilled half of them (3 GFLOP/s instead of 5.9 at 512^3); holding C is what
     # cache_write(C, 0, "local") asks for, vectorizing it what vectorize(j_1) asks for
-    sch = tir.Schedule(make_matmul(64))
-    block = sch.get_block("C")
-    i, j, k = sch.get_loops(block)
-    i0, i1 = sch.split(i, [None, 32])
-    j0, j1 = sch.split(j, [None, 32])
-    k0, k1 = sch.split(k, [None, 4])
-    sch.reorder(i0, j0, k0, i1, k1, j1)
-    sch.decompose_reduction(block, k0)
-    f = numba_cpu.build(sch.mod["main"], cache=False)
+    f = numba_cpu.build(tile_matmul(make_matmul(64), 32, 32, 4).mod["main"], cache=False)
     llvm = f.dispatcher.inspect_llvm(f.dispatcher.signatures[0])
     assert ".promoted" not in llvm
     assert re.findall(r"fmul (?:fast )?float", llvm) and not re.findall(r"fmul[^<\n]*<", llvm)
