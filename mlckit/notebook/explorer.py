@@ -278,7 +278,7 @@ class ScheduleExplorer:
             spec = _primitive(primitive)
             result, handles = self._run(work, spec, block, loop, params)
         except TVMError as err:
-            refusal = Refusal(primitive, args, call, str(err))
+            refusal = Refusal(primitive, args, call, getattr(err, "short", str(err)))
             self.error = refusal.error
             self._notify("step")
             return refusal
