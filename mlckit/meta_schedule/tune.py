@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import random
 
-from mlckit.error import TVMValueError
+from mlckit.error import TVMTypeError, TVMValueError
 from mlckit.ir.module import IRModule
 from mlckit.tir.function import PrimFunc
 
@@ -94,6 +94,12 @@ def tune_tir(mod, target, work_dir: str | None = None, max_trials_global: int = 
 def _tasks(mod, task_name: str) -> list[tuple[str, IRModule]]:
     if isinstance(mod, PrimFunc):
         return [(task_name, normalize_mod(mod))]
+    if not isinstance(mod, IRModule):
+        raise TVMTypeError(
+            f"tune_tir tunes TensorIR: give it a PrimFunc or an IRModule of PrimFuncs, not a "
+            f"{type(mod).__name__}" + (" (a Relax function: tune the PrimFuncs of its "
+                                       "module after relax.transform.LegalizeOps())"
+                                       if type(mod).__module__.startswith("mlckit.relax") else ""))
     funcs = [(gv.name_hint, f) for gv, f in mod.functions.items() if isinstance(f, PrimFunc)]
     if not funcs:
         raise TVMValueError("tune_tir: the module has no PrimFunc to tune")

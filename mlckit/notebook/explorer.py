@@ -26,7 +26,9 @@ import json
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from mlckit.error import TVMError, TVMValueError
+from mlckit.error import TVMError, TVMTypeError, TVMValueError
+from mlckit.ir.module import IRModule
+from mlckit.tir.function import PrimFunc
 from mlckit.tir.schedule import Schedule
 from mlckit.tir.schedule.query import loop_srefs
 from mlckit.tir.schedule.rv import BlockRV, LoopRV
@@ -138,6 +140,22 @@ class Refusal:
         return f"refused: {self.call}: {self.error}"
 
 
+def _check_schedulable(func_or_mod) -> None:
+    """ScheduleExplorer explores TensorIR: a Relax function, or a module without a PrimFunc,
+    is refused up front with what to do instead."""
+    hint = ("legalize the Relax module first (relax.transform.LegalizeOps()(mod)), then "
+            "explore one of its PrimFuncs: ScheduleExplorer(mod, func_name=...)")
+    if isinstance(func_or_mod, PrimFunc):
+        return
+    if isinstance(func_or_mod, IRModule):
+        if not any(isinstance(f, PrimFunc) for f in func_or_mod.functions.values()):
+            raise TVMTypeError(f"ScheduleExplorer: the module has no PrimFunc to schedule; {hint}")
+        return
+    kind = ("a Relax function" if type(func_or_mod).__module__.startswith("mlckit.relax")
+            else f"a {type(func_or_mod).__name__}")
+    raise TVMTypeError(f"ScheduleExplorer schedules TensorIR, not {kind}; {hint}")
+
+
 class ScheduleExplorer:
     """Explore schedules of a PrimFunc (or of one PrimFunc of an IRModule), step by step.
 
@@ -154,12 +172,14 @@ class ScheduleExplorer:
 
     def __init__(self, func_or_mod, func_name: str | None = None, *, measure: bool = True,
                  seed: int = 0):
+        _check_schedulable(func_or_mod)
         sch = Schedule(func_or_mod)
         if func_name is not None:
             sch.work_on(func_name)
         elif sch.func_working_on is None:
-            names = ", ".join(gv.name_hint for gv in sch.mod.functions)
-            raise TVMValueError(f"ScheduleExplorer: the module has several functions ({names}): "
+            names = ", ".join(gv.name_hint for gv, f in sch.mod.functions.items()
+                              if isinstance(f, PrimFunc))
+            raise TVMValueError(f"ScheduleExplorer: the module has several PrimFuncs ({names}): "
                                 "pass func_name=... to choose one")
         self.func_name: str = sch.func_working_on.name_hint
         self.timer = KernelTimer(seed=seed) if measure else None
@@ -258,7 +278,7 @@ class ScheduleExplorer:
             spec = _primitive(primitive)
             result, handles = self._run(work, spec, block, loop, params)
         except TVMError as err:
-            refusal = Refusal(primitive, args, call, str(err))
+            refusal = Refusal(primitive, args, call, getattr(err, "short", str(err)))
             self.error = refusal.error
             self._notify("step")
             return refusal

@@ -96,8 +96,16 @@ class Buffer(Node):
 
 def _simplified_extent(start, stop):
     """``stop - start``, folded to a constant when the two differ by one (``vi*4+4 - vi*4``
-    is 4), as TVM's ``Buffer.__getitem__`` simplifies it."""
+    is 4), as TVM's ``Buffer.__getitem__`` simplifies it.  A ``stop`` written as
+    ``start + extent`` (how the printer writes a region) gives that extent back unchanged, so
+    that printing and parsing a region are inverses."""
+    from mlckit.ir.structural import structural_equal
+
     from .analysis.block_access_region import Linear
+    from .expr import Add
+
+    if isinstance(stop, Add) and isinstance(start, PrimExpr) and structural_equal(stop.a, start):
+        return stop.b
 
     extent = convert(stop - start, getattr(start, "dtype", None))
     stop = convert(stop, getattr(start, "dtype", None))

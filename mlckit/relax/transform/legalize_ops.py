@@ -43,7 +43,7 @@ from mlckit.ir.transform import ModulePass, PassContext, PassInfo
 from mlckit.tir.function import PrimFunc
 
 from .. import strategy
-from ..expr import Call, ExternFunc, Function
+from ..expr import Call, Expr, ExternFunc, Function
 from ..expr_functor import PyExprMutator
 from ..struct_info import (
     FuncStructInfo,
@@ -107,6 +107,13 @@ class _Legalizer(PyExprMutator):
         try:
             before = set(bb._mod.functions)
             legalized = lower(bb, call)
+            if not isinstance(legalized, Expr):
+                source = (f"implementation {impl.name!r}" if impl is not None
+                          else "the function in customize_legalize_map")
+                raise TVMTypeError(
+                    f"LegalizeOps: {source} for {op.name} returned "
+                    f"{type(legalized).__name__ if legalized is not None else 'None'}; it must "
+                    "return a Relax expression, e.g. bb.call_te(topi_function, *call.args)")
             if impl is not None and impl.schedule is not None:
                 legalized = apply_schedule(bb, legalized, impl, before)
             legalized = bb.normalize(legalized)

@@ -16,6 +16,8 @@ import inspect
 from dataclasses import dataclass, field
 from typing import Any
 
+from .error import ScheduleError
+
 INSTRUCTION_KINDS: dict[str, InstructionKind] = {}
 # inputs that take a block (or blocks): a block name is accepted there
 BLOCK_INPUTS = frozenset({"block", "block_or_loop", "blocks", "consumer_blocks"})
@@ -70,6 +72,10 @@ def primitive(name: str, inputs=(), attrs=(), is_pure: bool = False, py_name: st
             try:
                 self._decision = None
                 result = fn(*bound.args, **bound.kwargs)
+            except ScheduleError as err:
+                if self._depth == 1:  # the learner's call, not a primitive used inside one
+                    _show_on_ir(self, err, kind, bound.arguments)
+                raise
             finally:
                 self._depth -= 1
             if self._depth == 0 and self._trace is not None:
@@ -90,6 +96,21 @@ def primitive(name: str, inputs=(), attrs=(), is_pure: bool = False, py_name: st
         return method
 
     return wrap
+
+
+def _show_on_ir(sch, err: ScheduleError, kind: InstructionKind, arguments: dict) -> None:
+    """Let ``err`` show the function with the loops and blocks given to the primitive."""
+    stmts, func_name = [], None
+    for param in kind.inputs:
+        values = arguments.get(param)
+        for value in values if isinstance(values, (list, tuple)) else [values]:
+            entry = sch._symbols.get(id(value))
+            sref = entry[1] if entry is not None and entry[0] is value else None
+            if getattr(sref, "valid", False):
+                stmts.append(sref.stmt)
+                func_name = sref.func_name
+    if func_name is not None:
+        err.attach_ir(sch.mod[func_name], stmts)
 
 
 def _resolve_block_names(sch, kind: InstructionKind, arguments: dict) -> None:

@@ -106,8 +106,13 @@ class PrimFuncFrame(TIRFrame):
         attrs = dict(self.attrs)
         if not self.is_private and self.name is not None and "global_symbol" not in attrs:
             attrs["global_symbol"] = self.name
+        # buffer_map in parameter order, as TVM keeps it: a Buffer-annotated parameter and a
+        # later T.match_buffer must not swap places (printing then parsing would differ)
+        order = {id(arg): n for n, arg in enumerate(self.args)}
+        buffer_map = dict(sorted(self.buffer_map.items(),
+                                 key=lambda item: order.get(id(item[0]), len(order))))
         func = PrimFunc(list(self.args), as_stmt(self.stmts), self.ret_type,
-                        dict(self.buffer_map), attrs, span=self.span)
+                        buffer_map, attrs, span=self.span)
         func = script_complete(func, self.root_alloc_buffers)
         self.result = func
         builder = IRBuilder.current()
