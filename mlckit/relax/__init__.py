@@ -28,6 +28,7 @@ from .expr import (
     const,
 )
 from .expr_functor import PyExprMutator, PyExprVisitor
+from .op import call_dps_packed, call_pure_packed, call_tir  # as tvm.relax.call_tir …
 from .pipeline import get_default_pipeline, get_pipeline, register_pipeline
 from .struct_info import (
     FuncStructInfo,
