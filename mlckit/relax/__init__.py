@@ -40,6 +40,14 @@ from .struct_info import (
     TupleStructInfo,
 )
 
+# TVM >= 0.26 calls the struct infos types (relax.TensorType((n, 128), "float32")).
+Type = StructInfo
+ObjectType = ObjectStructInfo
+ShapeType = ShapeStructInfo
+TensorType = TensorStructInfo
+TupleType = TupleStructInfo
+FuncType = FuncStructInfo
+
 
 def __getattr__(name: str):
     # relax.VirtualMachine / relax.Executable live in mlckit.runtime.vm (above relax):

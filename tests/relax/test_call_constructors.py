@@ -72,3 +72,15 @@ def test_the_cross_level_module_runs():
     vm = relax.VirtualMachine(ex, mlckit.cpu())
     x = np.arange(16, dtype="float32").reshape(4, 4)
     np.testing.assert_allclose(vm["main"](x).numpy(), 2 * x + 1)
+
+
+def test_tvm_026_type_names_are_the_struct_infos():
+    n = T.int64()
+    assert relax.TensorType is relax.TensorStructInfo and relax.Type is relax.StructInfo
+    assert relax.TupleType is relax.TupleStructInfo and relax.ShapeType is relax.ShapeStructInfo
+    assert relax.FuncType is relax.FuncStructInfo and relax.ObjectType is relax.ObjectStructInfo
+    assert_structural_equal(relax.TensorType((n, 128), "float32"),
+                            relax.TensorStructInfo((n, 128), "float32"), map_free_vars=True)
+    call = relax.call_dps_packed("test.relax.twice", [relax.Var("x", R.Tensor((4, 4)))],
+                                 relax.TensorType((4, 4), "float32"))
+    assert_structural_equal(call.sinfo_args, [relax.TensorStructInfo((4, 4), "float32")])
