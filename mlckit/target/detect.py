@@ -33,14 +33,12 @@ def _detect_cpu(dev) -> dict:
 def _detect_cuda(dev) -> dict:
     from numba import cuda  # only reached for a present GPU, which imported it already
 
-    gpu = cuda.gpus[dev.device_id]
-    with gpu:
-        attrs = cuda.get_current_device()
-        major, minor = attrs.compute_capability
-        return {"kind": "cuda", "arch": f"sm_{major}{minor}",
-                "max_threads_per_block": int(attrs.MAX_THREADS_PER_BLOCK),
-                "max_shared_memory_per_block": int(attrs.MAX_SHARED_MEMORY_PER_BLOCK),
-                "thread_warp_size": int(attrs.WARP_SIZE)}
+    gpu = cuda.gpus[dev.device_id]  # forwards the device's attributes
+    major, minor = gpu.compute_capability
+    return {"kind": "cuda", "arch": f"sm_{major}{minor}",
+            "max_threads_per_block": int(gpu.MAX_THREADS_PER_BLOCK),
+            "max_shared_memory_per_block": int(gpu.MAX_SHARED_MEMORY_PER_BLOCK),
+            "thread_warp_size": int(gpu.WARP_SIZE)}
 
 
 SUPPORTED_DEVICE: dict[str, Callable] = {"cpu": _detect_cpu, "cuda": _detect_cuda}

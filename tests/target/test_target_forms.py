@@ -71,3 +71,16 @@ def test_from_device_a_device_that_is_not_here_is_refused():
 def test_bad_targets_name_the_bad_part(given, message):
     with pytest.raises(tvm.TVMError, match=message):
         Target(given)
+
+
+def test_a_registered_detector_gives_the_target_of_its_devices(monkeypatch):
+    from mlckit.target import detect
+
+    class RocmDevice:  # a present device of a type mlckit has no runtime for
+        device_type, device_id, exist = 10, 0, True
+
+    monkeypatch.setitem(detect.SUPPORTED_DEVICE, "rocm", lambda dev: {"kind": "rocm"})
+    assert Target.from_device(RocmDevice()) == Target("rocm")
+    monkeypatch.delitem(detect.SUPPORTED_DEVICE, "rocm")
+    with pytest.raises(tvm.TVMError, match="supported for the devices cpu, cuda"):
+        Target.from_device(RocmDevice())
