@@ -28,6 +28,7 @@ def test_the_ir_names_are_tir_objects(name):
 def test_bind_is_let_stmt_and_sblock_is_the_block():
     assert tirx.Bind is tir.LetStmt
     assert tirx.SBlock is tir.Block is s_tir.SBlock
+    assert tirx.transform is tir.transform and tirx.analysis is tir.analysis
 
 
 def test_an_op_builds_the_tir_call():
