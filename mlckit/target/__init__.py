@@ -16,8 +16,7 @@ Example::
 """
 
 from .detect import register_device_target_detector
-from .tag import list_tags, register_tag
-from .target import Target, TargetKind, list_kinds
+from .target import Target, TargetKind, list_kinds, list_tags, register_tag
 
 __all__ = ["Target", "TargetKind", "list_kinds", "list_tags", "register_device_target_detector",
            "register_tag"]

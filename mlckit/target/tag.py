@@ -2,18 +2,16 @@
 (``Target("nvidia/geforce-rtx-3090")`` is a ``cuda`` target with ``arch="sm_86"`` …).
 
 The table holds the tags TVM's tutorials and the MLC course use and the common devices
-learners have; the values are TVM 0.27's.  ``register_tag`` adds more.
+learners have; the values are TVM 0.27's.  ``mlckit.target.register_tag`` adds more.
 
 Example::
 
     from mlckit.target import Target, list_tags
     Target("nvidia/nvidia-a100").arch          # 'sm_80'
-    "apple/m2-gpu" in list_tags()              # True
+    list_tags()["apple/m2-gpu"].kind.name      # 'metal'
 """
 
 from __future__ import annotations
-
-from mlckit.error import TVMValueError
 
 
 def _nvidia(arch: str, **more) -> dict:
@@ -45,23 +43,3 @@ TAGS: dict[str, dict] = {
     "apple/m1-gpu": _apple(),
     "apple/m2-gpu": _apple(),
 }
-
-
-def list_tags() -> list[str]:
-    """The tag names mlckit knows, sorted (``tvm.target.list_tags()``)."""
-    return sorted(TAGS)
-
-
-def register_tag(name: str, config: dict, override: bool = False) -> None:
-    """Make ``name`` a tag for the target dict ``config`` (which needs a ``"kind"``).
-
-    Example::
-
-        register_tag("my/laptop-gpu", {"kind": "cuda", "arch": "sm_86"})
-    """
-    if "kind" not in config:
-        raise TVMValueError(f"register_tag({name!r}): the config needs a 'kind' entry")
-    if name in TAGS and not override:
-        raise TVMValueError(f"register_tag: the tag {name!r} exists; pass override=True to "
-                            "replace it")
-    TAGS[name] = dict(config)

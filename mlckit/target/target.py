@@ -127,6 +127,32 @@ def _unknown_kind(name: str, given) -> TVMValueError:
                          f"{', '.join(list_kinds())}")
 
 
+def list_tags() -> dict:
+    """The tags mlckit knows, each with its target (``tvm.target.list_tags()``).
+
+    Example::
+
+        list_tags()["nvidia/geforce-rtx-3090"].arch      # 'sm_86'
+    """
+    return {name: Target(name) for name in sorted(TAGS)}
+
+
+def register_tag(name: str, config: dict, override: bool = False) -> Target:
+    """Make ``name`` a tag for the target dict ``config``; returns its target
+    (``tvm.target.register_tag``).
+
+    Example::
+
+        register_tag("my/laptop-gpu", {"kind": "cuda", "arch": "sm_86"})
+    """
+    if name in TAGS and not override:
+        raise TVMValueError(f"register_tag: the tag {name!r} exists; pass override=True to "
+                            "replace it")
+    target = Target(config)  # checks the config before the table changes
+    TAGS[name] = dict(config)
+    return target
+
+
 class Target:
     """A compilation target, as ``tvm.target.Target``.
 

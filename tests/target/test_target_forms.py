@@ -28,15 +28,19 @@ def test_the_tags_the_tutorials_use():
                                                                             1024, 32)
     assert Target({"tag": "nvidia/nvidia-a100"}).attrs["l2_cache_size_bytes"] == 41943040
     assert Target("apple/m2-gpu").kind.name == "metal"
-    assert {"nvidia/tesla-p100", "nvidia/nvidia-a100", "nvidia/geforce-rtx-3090-ti"} <= set(
-        list_tags())
+    tags = list_tags()
+    assert {"nvidia/tesla-p100", "nvidia/nvidia-a100", "nvidia/geforce-rtx-3090-ti"} <= set(tags)
+    assert tags["nvidia/nvidia-h100"].arch == "sm_90a"
 
 
 def test_a_registered_tag_is_a_target():
-    register_tag("test/my-gpu", {"kind": "cuda", "arch": "sm_75"}, override=True)
-    assert Target("test/my-gpu").arch == "sm_75"
+    made = register_tag("test/my-gpu", {"kind": "cuda", "arch": "sm_75"}, override=True)
+    assert Target("test/my-gpu").arch == "sm_75" and made.arch == "sm_75"
+    with pytest.raises(tvm.TVMError, match="the tag 'test/my-gpu' exists; pass override=True"):
+        register_tag("test/my-gpu", {"kind": "cuda"})
     with pytest.raises(tvm.TVMError, match="needs a 'kind' entry"):
         register_tag("test/no-kind", {"arch": "sm_75"})
+    assert "test/no-kind" not in list_tags()
 
 
 def test_from_device_the_cpu_is_llvm_for_this_host():
