@@ -244,7 +244,7 @@ class Target:
     # -- TVM's API -------------------------------------------------------------------
     @property
     def keys(self) -> tuple:
-        return self.kind.keys
+        return tuple(self.attrs.get("keys", self.kind.keys))
 
     @property
     def mcpu(self) -> str:

@@ -20,6 +20,7 @@ def test_list_and_boolean_attributes_from_a_string_and_a_dict():
     assert t.attrs == {"mattr": ["+avx2", "+fma"], "fast-math": True}
     assert str(t) == "llvm -mattr=+avx2,+fma -fast-math"
     assert Target({"kind": "llvm", "mattr": ["+avx2", "+fma"], "fast-math": 1}) == t
+    assert Target({"kind": "llvm", "keys": ["arm_cpu", "cpu"]}).keys == ("arm_cpu", "cpu")
 
 
 def test_the_tags_the_tutorials_use():
