@@ -20,7 +20,7 @@ from . import (
     target,
     te,
     tir,
-    tirx,  # noqa: E402 - TVM >= 0.24's name for the TensorIR classes (above the driver)
+    tirx,  # TVM >= 0.24's name for the TensorIR classes (above the driver)
     topi,
     transform,
 )
