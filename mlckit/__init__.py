@@ -9,7 +9,21 @@ Numba is imported only when a kernel is compiled, and the TVMScript parser only 
 
 import importlib
 
-from . import error, ffi, instrument, ir, nd, relax, runtime, target, te, tir, topi, transform
+from . import (
+    error,
+    ffi,
+    instrument,
+    ir,
+    nd,
+    relax,
+    runtime,
+    target,
+    te,
+    tir,
+    tirx,  # TVM >= 0.24's name for the TensorIR classes (above the driver)
+    topi,
+    transform,
+)
 from .driver import build, compile
 from .error import TVMError
 from .ffi import get_global_func, register_func, register_global_func
@@ -22,11 +36,16 @@ from .ir import (
 )
 from .runtime import Device, cpu, cuda, device, gpu
 
+# TVM v0.23's ``tvm.tir.build``: tir sits below the driver, so the top level hands it down.
+tir.build = tirx.build
+# Target.from_device("cuda") makes its Device through this (target sits below the runtime).
+register_func("runtime.device", device, override=True)
+
 __version__ = "0.1.0"
 
 # Submodules imported on first use: the parser (script), test helpers (testing), the
 # low-level NumPy twin (lnumpy) and the notebook tools pull in more than most programs need.
-_LAZY = ("script", "testing", "lnumpy", "notebook", "meta_schedule")
+_LAZY = ("script", "testing", "lnumpy", "notebook", "meta_schedule", "dlight", "s_tir")
 
 
 def load_ipython_extension(ipython) -> None:

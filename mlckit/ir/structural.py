@@ -19,6 +19,7 @@ from typing import Any
 import numpy as np
 
 from mlckit.error import TVMValueError
+from mlckit.ffi.registry import register_func
 
 from .node import Node
 
@@ -212,3 +213,8 @@ class _Hash:
 def structural_hash(obj: Any, map_free_vars: bool = False) -> int:
     """A hash consistent with ``structural_equal``: equal objects hash equal."""
     return _Hash(map_free_vars).h(obj)
+
+
+# tvm_ffi.structural_equal / structural_hash (mlckit.ffi) find the comparison by these names.
+register_func("ffi.StructuralEqual", structural_equal, override=True)
+register_func("ffi.StructuralHash", structural_hash, override=True)

@@ -26,6 +26,7 @@ from . import (
     mutator,
     plot,
     postproc,
+    relax_integration,
     runner,
     schedule_rule,
     search_strategy,
@@ -47,6 +48,6 @@ __all__ = [
     "MemoryDatabase", "Runner", "RunnerError", "SearchStrategy", "SpaceGenerator",
     "SpaceGeneratorError", "TuneContext", "TuningError", "TuningRecord", "Workload",
     "arg_info", "compile_tir", "cost_model", "database", "feature_extractor", "mutator",
-    "plot", "postproc", "runner", "schedule_rule", "search_strategy", "space_generator",
+    "plot", "postproc", "relax_integration", "runner", "schedule_rule", "search_strategy", "space_generator",
     "tir_integration", "tune_tir",
 ]

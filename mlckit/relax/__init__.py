@@ -28,6 +28,7 @@ from .expr import (
     const,
 )
 from .expr_functor import PyExprMutator, PyExprVisitor
+from .op import call_dps_packed, call_pure_packed, call_tir  # as tvm.relax.call_tir …
 from .pipeline import get_default_pipeline, get_pipeline, register_pipeline
 from .struct_info import (
     FuncStructInfo,
@@ -38,6 +39,14 @@ from .struct_info import (
     TensorStructInfo,
     TupleStructInfo,
 )
+
+# TVM >= 0.26 calls the struct infos types (relax.TensorType((n, 128), "float32")).
+Type = StructInfo
+ObjectType = ObjectStructInfo
+ShapeType = ShapeStructInfo
+TensorType = TensorStructInfo
+TupleType = TupleStructInfo
+FuncType = FuncStructInfo
 
 
 def __getattr__(name: str):

@@ -10,10 +10,13 @@ the other kinds TVM knows can be named, and the build step says whether a backen
 from __future__ import annotations
 
 import difflib
+import json
 import threading
 from dataclasses import dataclass
 
 from mlckit.error import TVMValueError
+
+from .tag import TAGS
 
 
 @dataclass(frozen=True)
@@ -60,17 +63,15 @@ KINDS: dict[str, TargetKind] = {k.name: k for k in (
     _kind("webgpu", "webgpu", _GPU, ("webgpu", "gpu")),
 )}
 
-# A few of TVM's target tags ("nvidia/geforce-rtx-3070"): a named device of a kind.
-TAGS: dict[str, dict] = {
-    "nvidia/tesla-p100": {"kind": "cuda", "arch": "sm_60", "max_shared_memory_per_block": 49152,
-                          "max_threads_per_block": 1024, "thread_warp_size": 32},
-    "nvidia/geforce-rtx-3070": {"kind": "cuda", "arch": "sm_86", "max_shared_memory_per_block": 49152,
-                                "max_threads_per_block": 1024, "thread_warp_size": 32},
-    "nvidia/nvidia-a100": {"kind": "cuda", "arch": "sm_80", "max_shared_memory_per_block": 49152,
-                           "max_threads_per_block": 1024, "thread_warp_size": 32},
-    "nvidia/nvidia-h100": {"kind": "cuda", "arch": "sm_90a", "max_shared_memory_per_block": 49152,
-                           "max_threads_per_block": 1024, "thread_warp_size": 32},
-}
+# The type of each attribute that is not a string (TVM's option types): values are checked.
+_INT = {"num-cores", "opt-level", "vector-width", "max_num_threads", "max_threads_per_block",
+        "thread_warp_size", "max_shared_memory_per_block", "registers_per_block",
+        "l2_cache_size_bytes", "max_function_args", "from_device", "target_device_type",
+        "constants-byte-alignment"}
+_BOOL = {"fast-math", "fast-math-nnan", "fast-math-ninf", "fast-math-nsz", "fast-math-arcp",
+         "fast-math-contract", "fast-math-reassoc", "link-params", "system-lib",
+         "supports_float16"}
+_LIST = {"keys", "libs", "mattr", "cl-opt"}
 
 _SCOPE = threading.local()
 
@@ -80,15 +81,43 @@ def list_kinds() -> list[str]:
     return sorted(KINDS)
 
 
-def _value(text: str):
-    """An attribute value as TVM types it: ints and booleans parsed, lists split on ','."""
-    low = text.lower()
-    if low in ("true", "false"):
-        return low == "true"
-    try:
-        return int(text)
-    except ValueError:
-        return text
+def _type_name(key: str) -> str:
+    if key in _INT:
+        return "an integer"
+    if key in _BOOL:
+        return "a boolean (true/false)"
+    if key in _LIST:
+        return "a list of strings"
+    return "a string"
+
+
+def _from_text(key: str, text: str):
+    """The value of ``-key=text`` in a target string, as the attribute's type reads it."""
+    if key in _INT:
+        try:
+            return int(text)
+        except ValueError:
+            return text  # refused by _check, which names the attribute and its type
+    if key in _BOOL:
+        return {"true": True, "1": True, "false": False, "0": False}.get(text.lower(), text)
+    if key in _LIST:
+        return [part for part in text.split(",") if part]
+    return text
+
+
+def _check(key: str, value):
+    """``value`` as attribute ``key`` holds it, or None when its type is wrong."""
+    if key in _INT:
+        return value if isinstance(value, int) and not isinstance(value, bool) else None
+    if key in _BOOL:
+        if isinstance(value, bool) or value in (0, 1) and isinstance(value, int):
+            return bool(value)
+        return None
+    if key in _LIST:
+        if isinstance(value, (list, tuple)) and all(isinstance(v, str) for v in value):
+            return list(value)
+        return None
+    return value if isinstance(value, str) else None
 
 
 def _unknown_kind(name: str, given) -> TVMValueError:
@@ -96,6 +125,32 @@ def _unknown_kind(name: str, given) -> TVMValueError:
     hint = f" (did you mean {close[0]!r}?)" if close else ""
     return TVMValueError(f"Target({given!r}): unknown target kind {name!r}{hint}; known kinds: "
                          f"{', '.join(list_kinds())}")
+
+
+def list_tags() -> dict:
+    """The tags mlckit knows, each with its target (``tvm.target.list_tags()``).
+
+    Example::
+
+        list_tags()["nvidia/geforce-rtx-3090"].arch      # 'sm_86'
+    """
+    return {name: Target(name) for name in sorted(TAGS)}
+
+
+def register_tag(name: str, config: dict, override: bool = False) -> Target:
+    """Make ``name`` a tag for the target dict ``config``; returns its target
+    (``tvm.target.register_tag``).
+
+    Example::
+
+        register_tag("my/laptop-gpu", {"kind": "cuda", "arch": "sm_86"})
+    """
+    if name in TAGS and not override:
+        raise TVMValueError(f"register_tag: the tag {name!r} exists; pass override=True to "
+                            "replace it")
+    target = Target(config)  # checks the config before the table changes
+    TAGS[name] = dict(config)
+    return target
 
 
 class Target:
@@ -115,6 +170,8 @@ class Target:
             host = host if host is not None else target.host
         elif isinstance(target, dict):
             self._from_dict(target, target)
+        elif isinstance(target, str) and target.lstrip().startswith("{"):
+            self._from_json(target)
         elif isinstance(target, str):
             self._from_string(target)
         else:
@@ -123,6 +180,17 @@ class Target:
         if "host" in self.attrs and host is None:
             host = self.attrs.pop("host")
         self.host = None if host is None else Target(host)
+
+    def _from_json(self, text: str) -> None:
+        try:
+            config = json.loads(text)
+        except json.JSONDecodeError as err:
+            raise TVMValueError(f"Target({text!r}): cannot read the JSON target: {err.msg} at "
+                                f"line {err.lineno} column {err.colno}") from None
+        if not isinstance(config, dict):
+            raise TVMValueError(f"Target({text!r}): a JSON target is an object "
+                                '(e.g. {"kind": "llvm"})')
+        self._from_dict(config, text)
 
     def _from_string(self, text: str) -> None:
         words = text.split()
@@ -141,15 +209,19 @@ class Target:
                 raise TVMValueError(f"Target({text!r}): cannot read {word!r}; options are "
                                     "written -key=value (or --key=value)")
             key, _, value = word.lstrip("-").partition("=")
-            self._set(key, _value(value) if value else True, text)
+            self._set(key, _from_text(key, value) if value else True, text)
 
     def _from_dict(self, config: dict, given) -> None:
+        config = dict(config)
+        tag = config.get("tag", "")
+        if "kind" not in config and tag in TAGS:  # {"tag": "nvidia/..."}: the tag's target
+            config = {**TAGS[tag], **config}
         if "kind" not in config:
             raise TVMValueError(f"Target({given!r}): a target dict needs a 'kind' entry")
         name = config["kind"]
-        if name not in KINDS:
-            raise _unknown_kind(name, given)
-        self.kind, self.attrs, self.tag = KINDS[name], {}, config.get("tag", "")
+        if not isinstance(name, str) or name not in KINDS:
+            raise _unknown_kind(str(name), given)
+        self.kind, self.attrs, self.tag = KINDS[name], {}, tag
         for key, value in config.items():
             if key not in ("kind", "tag"):
                 self._set(key, value, given)
@@ -160,12 +232,19 @@ class Target:
             hint = f" (did you mean {close[0]!r}?)" if close else ""
             raise TVMValueError(f"Target({given!r}): target kind {self.kind.name!r} has no "
                                 f"attribute {key!r}{hint}")
-        self.attrs[key] = value
+        if key == "host":
+            self.attrs[key] = value
+            return
+        checked = _check(key, value)
+        if checked is None:
+            raise TVMValueError(f"Target({given!r}): attribute {key!r} of target kind "
+                                f"{self.kind.name!r} is {_type_name(key)}, got {value!r}")
+        self.attrs[key] = checked
 
     # -- TVM's API -------------------------------------------------------------------
     @property
     def keys(self) -> tuple:
-        return self.kind.keys
+        return tuple(self.attrs.get("keys", self.kind.keys))
 
     @property
     def mcpu(self) -> str:
@@ -207,6 +286,19 @@ class Target:
 
     list_kinds = staticmethod(list_kinds)
 
+    @staticmethod
+    def from_device(device) -> Target:
+        """The target of ``device`` (a Device such as ``tvm.cuda(0)``, or ``"cpu"`` /
+        ``"cuda"``) present on this machine; a TVMError when it is not there.
+
+        Example::
+
+            target = tvm.target.Target.from_device(tvm.cpu())    # llvm -mcpu=<this CPU>
+        """
+        from .detect import detect_target_from_device
+
+        return Target(detect_target_from_device(device))
+
     def __enter__(self) -> Target:
         if not hasattr(_SCOPE, "stack"):
             _SCOPE.stack = []
@@ -217,9 +309,12 @@ class Target:
         _SCOPE.stack.pop()
 
     def __str__(self) -> str:
-        parts = [self.kind.name] + [f"-{k}={v}" if v is not True else f"-{k}"
-                                    for k, v in self.attrs.items()]
-        return " ".join(parts)
+        def option(key, value):
+            if value is True:
+                return f"-{key}"
+            return f"-{key}={','.join(value) if isinstance(value, list) else value}"
+
+        return " ".join([self.kind.name] + [option(k, v) for k, v in self.attrs.items()])
 
     def __repr__(self) -> str:
         return f"Target({str(self)!r}" + (f", host={str(self.host)!r})" if self.host else ")")

@@ -16,11 +16,13 @@ from typing import Any
 
 import numpy as np
 
+from mlckit.ffi import Shape
+
 from .bytecode import VM_REGISTER, Arg, ArgKind, Instruction, Opcode, reg_name
 
 
-class ShapeTuple(tuple):
-    """A shape value at run time (TVM's ``ShapeTuple``): a tuple of ints."""
+class ShapeTuple(Shape):
+    """A shape value at run time (TVM's ``ShapeTuple``, ``tvm_ffi.Shape``): a tuple of ints."""
 
     def __repr__(self) -> str:
         return f"ShapeTuple({list(self)})"

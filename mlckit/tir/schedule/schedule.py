@@ -32,7 +32,7 @@ from .compute_inline import ComputeInlineMixin
 from .compute_location import ComputeLocationMixin
 from .error import ScheduleError
 from .for_kind import ForKindMixin
-from .instruction import primitive
+from .instruction import INSTRUCTION_KINDS, primitive
 from .ir_utils import Rewrite
 from .layout import LayoutMixin
 from .loop_transformation import LoopTransformationMixin
@@ -118,7 +118,7 @@ class ScheduleBase:
                     mapping[id(val)] = gone
                 val = mapping[id(val)]
             new._symbols[key] = (rv, val)
-        new._trace = Trace(list(self._trace.insts)) if self._trace is not None else None
+        new._trace = type(self._trace)(list(self._trace.insts)) if self._trace is not None else None
         new._depth = 0
         new._decision = None
         new._rng = random.Random()
@@ -275,7 +275,7 @@ class ScheduleBase:
                                 f"{fname!r}; block names must be unique to be looked up")
         return self._rv_for(found[0], BlockRV)
 
-    get_sblock = get_block
+    get_sblock = get_block  # TVM >= 0.24's name (s_tir.Schedule)
 
     @primitive("EnterPostproc", is_pure=True)
     def enter_postproc(self) -> None:
@@ -315,6 +315,10 @@ class ScheduleBase:
         """Blocks of the same scope, later in program order, reading what ``block`` writes."""
         sref = self._block_sref(block, "get_consumers")
         return [self._rv_for(r, BlockRV) for r in consumer_srefs(self.state, sref)]
+
+
+# A trace written by TVM >= 0.24 (or by mlckit.s_tir) calls GetBlock "GetSBlock".
+INSTRUCTION_KINDS.setdefault("GetSBlock", INSTRUCTION_KINDS["GetBlock"])
 
 
 class Schedule(

@@ -31,6 +31,11 @@ def _prefix(rv) -> str:
 class Trace:
     """An ordered list of Instructions, with the sampling decisions taken."""
 
+    # How the trace names itself and its instructions when printed: TVM v0.23's names here;
+    # ``mlckit.s_tir.Trace`` overrides them with TVM >= 0.24's (``sch.get_sblock``).
+    module_name = "tir"
+    renamed_kinds: dict[str, tuple[str, str]] = {}  # kind name -> (JSON name, Python name)
+
     def __init__(self, insts: list[Instruction] | None = None):
         self.insts: list[Instruction] = list(insts or [])
 
@@ -94,7 +99,8 @@ class Trace:
                 args = [f"{n}={fmt(given[n])}" for n in order]
             if inst.decision is not None:
                 args.append(f"decision={fmt(inst.decision)}")
-            call = f"sch.{kind.py_name}({', '.join(args)})"
+            py_name = self.renamed_kinds.get(kind.name, (kind.name, kind.py_name))[1]
+            call = f"sch.{py_name}({', '.join(args)})"
             outs = [names[id(o)] for o in inst.outputs]
             if not outs:
                 lines.append(call)
@@ -106,7 +112,8 @@ class Trace:
 
     def __str__(self) -> str:
         body = self.as_python()
-        lines = ["# from mlckit import tir", "def apply_trace(sch: tir.Schedule) -> None:"]
+        mod = self.module_name
+        lines = [f"# from mlckit import {mod}", f"def apply_trace(sch: {mod}.Schedule) -> None:"]
         lines += ["  " + line for line in body] or ["  pass"]
         return "\n".join(lines)
 
@@ -142,7 +149,8 @@ class Trace:
         insts = []
         decisions = []
         for i, inst in enumerate(self.insts):
-            insts.append([inst.kind.name, enc(inst.inputs), enc(inst.attrs),
+            kind_name = self.renamed_kinds.get(inst.kind.name, (inst.kind.name,))[0]
+            insts.append([kind_name, enc(inst.inputs), enc(inst.attrs),
                           [names[id(o)] for o in inst.outputs]])
             if inst.decision is not None:
                 decisions.append([i, enc(inst.decision)])
@@ -199,7 +207,7 @@ class Trace:
         old = insts[index]
         insts[index] = Instruction(old.kind, old.inputs, old.attrs, old.outputs, decision,
                                    old.extra)
-        return Trace(insts)
+        return type(self)(insts)
 
 
 class _JsonTrace:

@@ -1,0 +1,12 @@
+"""``s_tir.transform``: passes over schedulable TensorIR (TVM >= 0.24 keeps the block-level
+passes such as ``CompactBufferAllocation`` here), the passes of :mod:`mlckit.tir.transform`.
+
+Example::
+
+    from mlckit import s_tir
+    func = s_tir.transform.CompactBufferAllocation(sch.mod["main"])
+"""
+
+from mlckit.tir.transform import CompactBufferAllocation
+
+__all__ = ["CompactBufferAllocation"]
