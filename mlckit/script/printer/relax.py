@@ -297,7 +297,7 @@ def _call_dps(node: X.Call, d: IRDocsifier, name: str) -> D.Doc:
         out_doc = D.ListDoc([d.expr(f) for f in out.fields])
     else:
         out_doc = d.expr(out)
-    kwargs = [("out_sinfo", out_doc)]
+    kwargs = [("out_ty" if d.tir_spelling == "tirx" else "out_sinfo", out_doc)]  # TVM >= 0.24
     if name == "call_tir_inplace":
         indices = dict(_attr_items(node.attrs)).get("inplace_indices", [])
         kwargs.append(("inplace_indices", D.ListDoc([D.LiteralDoc(int(i)) for i in indices])))

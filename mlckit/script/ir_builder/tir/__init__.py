@@ -79,6 +79,7 @@ from .ir import (  # noqa: F401
     writes,
 )
 from .ir import Buffer_ as Buffer  # noqa: F401
+from .ir import sblock_alloc_buffer, sblock_attr  # noqa: F401 - TVM >= 0.24's names
 
 bool = boolean  # noqa: A001 - TVM's T.bool
 

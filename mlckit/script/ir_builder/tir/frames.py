@@ -99,6 +99,7 @@ class PrimFuncFrame(TIRFrame):
         self.root_alloc_buffers: list = []
         self.env_threads: dict = {}
         self.result: PrimFunc | None = None
+        self.spelling: str | None = None  # "tir" / "tirx": how the parsed script spelled it
 
     def exit(self) -> None:
         from .complete import script_complete
@@ -107,7 +108,7 @@ class PrimFuncFrame(TIRFrame):
         if not self.is_private and self.name is not None and "global_symbol" not in attrs:
             attrs["global_symbol"] = self.name
         func = PrimFunc(list(self.args), as_stmt(self.stmts), self.ret_type,
-                        dict(self.buffer_map), attrs, span=self.span)
+                        dict(self.buffer_map), attrs, span=self.span, spelling=self.spelling)
         func = script_complete(func, self.root_alloc_buffers)
         self.result = func
         builder = IRBuilder.current()
