@@ -28,6 +28,7 @@ from .expr import (
     const,
 )
 from .expr_functor import PyExprMutator, PyExprVisitor
+from .op import call_dps_packed, call_tir  # TVM's relax.call_tir(gvar, args, out_ty)
 from .pipeline import get_default_pipeline, get_pipeline, register_pipeline
 from .struct_info import (
     FuncStructInfo,

@@ -66,6 +66,8 @@ from .ir import (  # noqa: F401
     range_sugar,
     reads,
     sblock,
+    sblock_alloc_buffer,
+    sblock_attr,
     serial,
     thread_binding,
     uint8,
@@ -79,7 +81,6 @@ from .ir import (  # noqa: F401
     writes,
 )
 from .ir import Buffer_ as Buffer  # noqa: F401
-from .ir import sblock_alloc_buffer, sblock_attr  # noqa: F401 - TVM >= 0.24's names
 
 bool = boolean  # noqa: A001 - TVM's T.bool
 
