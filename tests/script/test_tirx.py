@@ -106,8 +106,10 @@ def run_kernel(func) -> tuple:
 # -- the new names build the same IR -----------------------------------------------------------
 def test_both_spellings_build_structurally_equal_functions():
     assert add_bias_relu_new.spelling == "tirx" and add_bias_relu_old.spelling == "tir"
-    assert_structural_equal(add_bias_relu_new.with_attr("global_symbol", "f"),
-                            add_bias_relu_old.with_attr("global_symbol", "f"))
+    new = add_bias_relu_new.with_attr("global_symbol", "f")
+    old = add_bias_relu_old.with_attr("global_symbol", "f")
+    assert_structural_equal(new, old)
+    assert tvm.ir.structural_hash(new) == tvm.ir.structural_hash(old)
 
 
 def test_a_function_prints_back_in_the_spelling_it_was_written_in():
@@ -380,3 +382,24 @@ def test_call_dps_packed_prints_out_ty_in_a_new_spelled_module():
 def test_an_unknown_tir_spelling_is_an_error():
     with pytest.raises(tvm.TVMError, match='tir_spelling is "tir" .* or "tirx"'):
         add_bias_relu_new.script(tir_spelling="tvm24")
+
+
+def test_the_tirx_prim_func_is_also_the_ir_builder_frame():
+    from mlckit.script.ir_builder import IRBuilder
+
+    with IRBuilder() as ib:
+        with T.prim_func(s_tir=True):
+            T.func_name("zero")
+            A = T.arg("A", T.Buffer((4,), "float32"))
+            with T.grid(4) as i:
+                with T.sblock("A"):
+                    vi = T.axis.spatial(4, i)
+                    T.buffer_store(A, T.float32(0), [vi])
+    func = ib.get()
+    assert func.spelling == "tirx"
+    assert func.script().splitlines()[2:7] == [
+        "@T.prim_func(s_tir=True)",
+        'def zero(A: T.Buffer((4,), "float32")):',
+        '    # with T.sblock("root"):',
+        "    for v in range(4):",
+        '        with T.sblock("A"):']
