@@ -4,7 +4,9 @@ Each handler calls the TIR IRBuilder (``mlckit.script.ir_builder.tir``) exactly 
 building IR imperatively would, inside a ``span_scope`` so the IR remembers its line:
 
 - ``def f(A: T.Buffer((4,), "float32"), n: T.int32)``: a PrimFunc frame, one ``T.arg`` per
-  parameter (``@T.prim_func(private=True)`` leaves out the ``global_symbol`` attribute);
+  parameter (``@T.prim_func(private=True)`` leaves out the ``global_symbol`` attribute;
+  the function records its spelling: ``"tirx"`` under ``s_tir=True`` or tirx's ``T``, whose
+  ``@T.prim_func`` without ``s_tir=True`` may hold no block, as in TVM 0.27);
 - ``for i, j in T.grid(4, 4):`` / ``range(4)`` / ``T.parallel(4)``: a ForFrame;
 - ``with T.block("C"):`` / ``with T.init():``: the frame the expression returns;
 - ``x = e``: Buffers and new Vars take the name ``x``; a frame is entered until the enclosing
@@ -198,10 +200,6 @@ def _decorator(parser, node: ast.FunctionDef) -> Any:
         if getattr(value, "dispatch_token", None) == TOKEN:
             return value
     return None
-
-
-def _decorator_kwargs(parser, node: ast.FunctionDef) -> dict:
-    return dict(getattr(_decorator(parser, node), "decorator_kwargs", {}) or {})
 
 
 def _first_block(func) -> Any:
