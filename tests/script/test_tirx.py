@@ -367,16 +367,45 @@ def test_out_ty_with_out_sinfo_or_neither_is_an_error():
                           out_ty=R.Tensor((8,), "float32"))
 
 
-def test_call_dps_packed_prints_out_ty_in_a_new_spelled_module():
-    @R.function
-    def main(x: R.Tensor((8,), "float32")):
-        y = R.call_dps_packed("env.f", (x,), out_ty=R.Tensor((8,), "float32"))
-        return y
+@R.function
+def packed_new(x: R.Tensor((8,), "float32")):
+    y = R.call_dps_packed("env.f", (x,), out_ty=R.Tensor((8,), "float32"))
+    return y
 
-    new = main.script(tir_spelling="tirx").splitlines()
-    assert '    y = R.call_dps_packed("env.f", (x,), out_ty=R.Tensor((8,), dtype="float32"))' in new
-    assert '    y = R.call_dps_packed("env.f", (x,), out_sinfo=R.Tensor((8,), dtype="float32"))' \
-        in main.script().splitlines()
+
+PACKED_NEW_TEXT = '''\
+# from tvm.script import relax as R
+
+@R.function
+def packed_new(x: R.Tensor((8,), dtype="float32")) -> R.Tensor((8,), dtype="float32"):
+    y = R.call_dps_packed("env.f", (x,), out_ty=R.Tensor((8,), dtype="float32"))
+    return y'''
+
+
+def test_a_relax_function_written_with_out_ty_prints_out_ty():
+    assert packed_new.spelling == "tirx"
+    assert packed_new.script() == PACKED_NEW_TEXT
+    assert packed_new.script(tir_spelling="tir") == PACKED_NEW_TEXT.replace("out_ty=", "out_sinfo=")
+    old = from_source(PACKED_NEW_TEXT.replace("out_ty=", "out_sinfo="))
+    assert old.spelling == "tir"
+    assert_structural_equal(old, packed_new)
+
+
+def test_a_relax_only_module_written_with_out_ty_imports_tirx():
+    mod = tvm.IRModule({"main": packed_new.with_attr("global_symbol", "main")})
+    assert mod.script().splitlines()[:2] == ["# from tvm.script import ir as I",
+                                             "# from tvm.script import relax as R"]
+    text = from_source('''
+@I.ir_module
+class Module:
+    @R.function
+    def main(x: R.Tensor(("n",), "float32")):
+        n = T.int64()
+        y = R.call_dps_packed("env.f", (x,), out_ty=R.Tensor((n,), "float32"))
+        return y
+''').script()
+    assert "# from tvm.script import tirx as T" in text.splitlines()  # for T.int64()
+    assert "out_ty=R.Tensor((n,)" in text
 
 
 def test_an_unknown_tir_spelling_is_an_error():

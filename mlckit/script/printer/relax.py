@@ -453,7 +453,19 @@ def _at_top_level_function(d: IRDocsifier) -> bool:
 
 @register(X.Function)
 def print_function(func: X.Function, d: IRDocsifier) -> D.Doc:
-    """``@R.function def name(params) -> ret: body``."""
+    """``@R.function def name(params) -> ret: body`` (``out_ty=`` or ``out_sinfo=`` as
+    written, see ``PrinterConfig.tir_spelling``)."""
+    outer = d.tir_spelling
+    d.tir_spelling = d.cfg.tir_spelling or func.spelling or outer
+    if func.spelling is not None:
+        d.tir_spellings_used.add(d.tir_spelling)
+    try:
+        return _print_function(func, d)
+    finally:
+        d.tir_spelling = outer
+
+
+def _print_function(func: X.Function, d: IRDocsifier) -> D.Doc:
     frame = Frame("relax", func)
     frame.is_func = True
     frame.func_vars = set()
