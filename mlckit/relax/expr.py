@@ -11,6 +11,7 @@ Example::
 
 from __future__ import annotations
 
+from dataclasses import field
 from typing import Any
 
 import numpy as np
@@ -423,15 +424,18 @@ class SeqExpr(Expr):
 
 @node
 class Function(Expr):
-    """A Relax function (``@R.function``)."""
+    """A Relax function (``@R.function``).  ``spelling`` records the TVMScript it was written
+    in, for printing only (``"tirx"``: with TVM >= 0.24's ``out_ty=``; see ``PrimFunc``)."""
 
     params: list
     body: Expr
     ret_struct_info: StructInfo | None = None
     is_pure: bool = True
     attrs: dict = None  # type: ignore[assignment]
+    spelling: str | None = field(default=None, kw_only=True)
 
     _def_fields = ("params",)
+    _eq_ignore = ("spelling",)
     _eq_order = ("params", "ret_struct_info", "is_pure", "attrs", "body")
 
     def __post_init__(self):

@@ -2,8 +2,8 @@
 
 TVM's other spellings work too: ``@tvm.script.ir_module`` (the same as ``@I.ir_module``),
 ``tvm.script.from_source(text)``, ``from tvm.script.parser import tir as T`` and the newer
-``tvm.script.tirx``.  The dialect modules are imported on first use, so ``import mlckit``
-stays light.
+``tvm.script.tirx`` (TVM >= 0.24's ``T``: ``@T.prim_func(s_tir=True)``, ``T.sblock``).  The
+dialect modules are imported on first use, so ``import mlckit`` stays light.
 """
 
 from __future__ import annotations
@@ -12,12 +12,11 @@ import importlib
 
 __all__ = ["from_source", "ir", "ir_module", "parse", "parser", "relax", "tir", "tirx"]
 
-_ALIASES = {"tirx": "tir"}  # TVM >= 0.24 spells the TIR namespace tirx
 
 
 def __getattr__(name: str):
     if name in ("ir", "tir", "relax", "tirx", "parser"):
-        return importlib.import_module(f"mlckit.script.{_ALIASES.get(name, name)}")
+        return importlib.import_module(f"mlckit.script.{name}")
     if name in ("from_source", "parse"):
         from .parser import entry
 

@@ -9,8 +9,11 @@
                 vi = T.axis.spatial(128, i)
                 B[vi] = T.max(A[vi], T.float32(0))
 
-``@T.prim_func(private=True)`` leaves out the ``global_symbol`` attribute.  Called with no
-function inside an IRBuilder, ``T.prim_func()`` is the builder frame
+``@T.prim_func(private=True)`` leaves out the ``global_symbol`` attribute.  TVM 0.27's
+spellings are accepted here too (``@T.prim_func(s_tir=True)``, ``T.sblock``,
+``T.sblock_alloc_buffer``, ``T.sblock_attr``), so that TVMScript printed in either spelling
+parses back; ``mlckit.script.tirx`` is the namespace that holds code to TVM 0.27's rules.
+Called with no function inside an IRBuilder, ``T.prim_func()`` is the builder frame
 (``with T.prim_func(): ...``).  Everything else here is the TIR IRBuilder API
 (``T.block``, ``T.grid``, ``T.axis.remap`` …) and the TIR expression helpers (``T.exp``,
 ``T.max``, ``T.Cast`` …), with TVM's names.
@@ -47,9 +50,13 @@ class _PrimFuncSpec(_frames.PrimFuncFrame):
 
     dispatch_token = "tir"
 
-    def __init__(self, private: bool = False, check_well_formed: bool = True):
+    def __init__(self, private: bool = False, check_well_formed: bool = True,
+                 s_tir: bool = False, namespace: str = "tir"):
         super().__init__(is_private=private)
-        self.decorator_kwargs = {"private": private, "check_well_formed": check_well_formed}
+        self.decorator_kwargs = {"private": private, "check_well_formed": check_well_formed,
+                                 "s_tir": s_tir}
+        self.tir_namespace = namespace
+        self.spelling = "tirx" if s_tir or namespace == "tirx" else "tir"
 
     def __call__(self, func):
         return _decorate(func, depth=1)
@@ -63,30 +70,43 @@ def _decorate(func, depth: int):
     return parse_decorated(func, "tir", None, None, depth=depth + 1)
 
 
-def prim_func(func=None, *, private: bool = False, is_private: bool | None = None,
-              check_well_formed: bool = True) -> Any:
-    """``@T.prim_func`` / ``@T.prim_func(private=True)``: parse a function into a PrimFunc.
+def make_prim_func(namespace: str):
+    """The ``T.prim_func`` of the ``tir`` or ``tirx`` namespace: the same parser; the namespace
+    is recorded so that ``tirx`` can hold its functions to TVM 0.27's rules (blocks need
+    ``s_tir=True``) and so that a function prints back in the spelling it was written in."""
 
-    Example::
+    def prim_func(func=None, *, private: bool = False, is_private: bool | None = None,
+                  check_well_formed: bool = True, s_tir: bool = False) -> Any:
+        """``@T.prim_func`` / ``@T.prim_func(private=True)``: parse a function into a PrimFunc.
 
-        @T.prim_func
-        def add_one(A: T.Buffer((4,), "float32"), B: T.Buffer((4,), "float32")):
-            for i in range(4):
-                with T.block("B"):
-                    vi = T.axis.spatial(4, i)
-                    B[vi] = A[vi] + T.float32(1)
+        TVM >= 0.24 (``from tvm.script import tirx as T``) writes a function with blocks as
+        ``@T.prim_func(s_tir=True)`` and its blocks as ``T.sblock``; both spellings build the
+        same PrimFunc, which prints back in the spelling it was written in.
 
-    Without a function, ``T.prim_func()`` is also the IRBuilder frame of a PrimFunc.
-    """
-    if is_private is not None:
-        private = is_private
-    if func is not None:
-        return _decorate(func, depth=1)
-    return _PrimFuncSpec(private, check_well_formed)
+        Example::
+
+            @T.prim_func
+            def add_one(A: T.Buffer((4,), "float32"), B: T.Buffer((4,), "float32")):
+                for i in range(4):
+                    with T.block("B"):
+                        vi = T.axis.spatial(4, i)
+                        B[vi] = A[vi] + T.float32(1)
+
+        Without a function, ``T.prim_func()`` is also the IRBuilder frame of a PrimFunc.
+        """
+        if is_private is not None:
+            private = is_private
+        if func is not None:
+            return _decorate(func, depth=1)
+        return _PrimFuncSpec(private, check_well_formed, s_tir, namespace)
+
+    prim_func.dispatch_token = "tir"
+    prim_func.decorator_kwargs = {"private": False, "check_well_formed": True, "s_tir": False}
+    prim_func.tir_namespace = namespace
+    return prim_func
 
 
-prim_func.dispatch_token = "tir"
-prim_func.decorator_kwargs = {"private": False, "check_well_formed": True}
+prim_func = make_prim_func("tir")
 
 
 # -- expression node constructors (no constant folding, as TVM's classes) -----------------------------

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import field
 from typing import Any
 
 from mlckit.ir.node import Node, node
@@ -12,15 +13,22 @@ from .stmt import Stmt
 @node
 class PrimFunc(Node):
     """A TIR function.  ``params`` are Vars (handles or scalars); ``buffer_map`` binds a
-    handle parameter to the Buffer it points to."""
+    handle parameter to the Buffer it points to.
+
+    ``spelling`` records which TVMScript the function was written in, so that it prints back
+    the same way: ``"tir"`` (TVM <= 0.23: ``T.block``) or ``"tirx"`` (TVM >= 0.24:
+    ``@T.prim_func(s_tir=True)``, ``T.sblock``); None: not written in TVMScript.  It is not
+    structure: the same function in either spelling is structurally equal."""
 
     params: list
     body: Stmt
     ret_type: Any = None
     buffer_map: dict = None  # type: ignore[assignment]
     attrs: dict = None  # type: ignore[assignment]
+    spelling: str | None = field(default=None, kw_only=True)
 
     _def_fields = ("params", "buffer_map")
+    _eq_ignore = ("spelling",)
     _eq_order = ("params", "buffer_map", "ret_type", "attrs", "body")
 
     def __post_init__(self):

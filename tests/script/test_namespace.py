@@ -56,7 +56,10 @@ def test_parser_namespaces_are_the_script_namespaces():
     from mlckit.script.parser import tir as pT  # noqa: N812
 
     assert (pI, pT, pR) == (I, T, R)
-    assert tvm.script.tirx is T and tvm.script.tir is T and tvm.script.relax is R
+    assert tvm.script.tir is T and tvm.script.relax is R
+    from mlckit.script import tirx as Tx  # noqa: N812 - TVM >= 0.24's T (tests/script/test_tirx.py)
+
+    assert tvm.script.tirx is Tx and tvm.script.parser.tirx is Tx
 
 
 class PlainClass:

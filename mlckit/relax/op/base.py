@@ -56,8 +56,8 @@ def _sinfo(value) -> StructInfo:
 
 def _sinfo_list(value, what: str) -> list:
     if value is None:
-        raise TVMTypeError(f"{what} requires out_sinfo (the struct info of its result), "
-                        "e.g. out_sinfo=R.Tensor((n, 128), \"float32\")")
+        raise TVMTypeError(f"{what} requires out_sinfo (the struct info of its result; TVM >= "
+                           "0.24 names it out_ty), e.g. out_sinfo=R.Tensor((n, 128), \"float32\")")
     if isinstance(value, (list, builtins.tuple)):
         return [_sinfo(v) for v in value]
     return [_sinfo(value)]
@@ -67,7 +67,8 @@ def _out_sinfo(kwargs: dict, out_sinfo, what: str):
     """``out_sinfo=`` or its newer spelling ``out_ty=``."""
     if "out_ty" in kwargs:
         if out_sinfo is not None:
-            raise TVMTypeError(f"{what}: give out_sinfo or out_ty, not both")
+            raise TVMTypeError(f"{what}: give out_sinfo or out_ty (TVM >= 0.24's name for "
+                               "it), not both")
         out_sinfo = kwargs.pop("out_ty")
     if kwargs:
         raise TVMTypeError(f"{what} got unexpected keyword arguments: {', '.join(kwargs)}")

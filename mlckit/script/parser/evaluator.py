@@ -12,9 +12,10 @@ from __future__ import annotations
 
 import ast
 import operator
+import types
 from typing import TYPE_CHECKING, Any
 
-from mlckit.error import TVMError
+from mlckit.error import TVMAttributeError, TVMError
 from mlckit.ir.diagnostics import DiagnosticError
 
 from . import dispatch
@@ -73,6 +74,11 @@ class ExprEvaluator:
         value = self.eval(node.value)
         try:
             return getattr(value, node.attr)
+        except TVMAttributeError as err:
+            if isinstance(value, types.ModuleType):  # a namespace explains (T.block in tirx)
+                self.parser.report_error(node, str(err))
+            owner = getattr(value, "__name__", None) or type(value).__name__
+            self.parser.report_error(node, f"{owner!s} has no attribute {node.attr!r}")
         except AttributeError:
             owner = getattr(value, "__name__", None) or type(value).__name__
             self.parser.report_error(node, f"{owner!s} has no attribute {node.attr!r}")

@@ -111,6 +111,13 @@ def _visit_local_function(parser, node: ast.FunctionDef) -> None:
     parser.var_table.add(node.name, var)
 
 
+def _spelling(node: ast.FunctionDef) -> str | None:
+    """``"tirx"`` where the function writes TVM >= 0.24's ``out_ty=``, ``"tir"`` where it
+    writes ``out_sinfo=``, None where it writes neither (it then prints as its module)."""
+    words = {k.arg for k in ast.walk(node) if isinstance(k, ast.keyword)}
+    return "tirx" if "out_ty" in words else "tir" if "out_sinfo" in words else None
+
+
 def _parse_function(parser, node: ast.FunctionDef, inner: bool) -> None:
     kwargs = decorator_kwargs(parser, node)
     pure = kwargs.get("pure", True)
@@ -121,6 +128,7 @@ def _parse_function(parser, node: ast.FunctionDef, inner: bool) -> None:
         with parser.var_table.with_frame(), parser.with_dispatch_token("relax"):
             frame = R.function(is_pure=pure, is_private=private)
             frame.span = parser.span(node)
+            frame.spelling = _spelling(node)
             with frame:
                 R.func_name(node.name)
                 symbolic = _collect_symbolic_vars(parser, node)

@@ -4,7 +4,9 @@ Each handler calls the TIR IRBuilder (``mlckit.script.ir_builder.tir``) exactly 
 building IR imperatively would, inside a ``span_scope`` so the IR remembers its line:
 
 - ``def f(A: T.Buffer((4,), "float32"), n: T.int32)``: a PrimFunc frame, one ``T.arg`` per
-  parameter (``@T.prim_func(private=True)`` leaves out the ``global_symbol`` attribute);
+  parameter (``@T.prim_func(private=True)`` leaves out the ``global_symbol`` attribute;
+  the function records its spelling: ``"tirx"`` under ``s_tir=True`` or tirx's ``T``, whose
+  ``@T.prim_func`` without ``s_tir=True`` may hold no block, as in TVM 0.27);
 - ``for i, j in T.grid(4, 4):`` / ``range(4)`` / ``T.parallel(4)``: a ForFrame;
 - ``with T.block("C"):`` / ``with T.init():``: the frame the expression returns;
 - ``x = e``: Buffers and new Vars take the name ``x``; a frame is entered until the enclosing
@@ -191,12 +193,35 @@ def _inside_function(parser):
         parser.state[_INSIDE] = False
 
 
-def _decorator_kwargs(parser, node: ast.FunctionDef) -> dict:
+def _decorator(parser, node: ast.FunctionDef) -> Any:
+    """The ``T.prim_func`` (or ``T.prim_func(...)``) decorating ``node``, if any."""
     for decorator in node.decorator_list:
         value = parser.eval_expr(decorator)
         if getattr(value, "dispatch_token", None) == TOKEN:
-            return dict(getattr(value, "decorator_kwargs", {}) or {})
-    return {}
+            return value
+    return None
+
+
+def _first_block(func) -> Any:
+    """The first block statement (BlockRealize) the script of ``func`` writes, or None."""
+    from mlckit.tir.schedule.ir_utils import walk
+    from mlckit.tir.stmt import BlockRealize
+
+    found = []
+    walk(func.body, lambda n: found.append(n) if isinstance(n, BlockRealize) and n.span is not None
+         and n.span != func.span and not found else None)  # not the implicit root block
+    return found[0] if found else None
+
+
+def _check_tirx_blocks(parser, node: ast.FunctionDef, func) -> None:
+    """TVM 0.27's ``tirx`` keeps blocks to functions declared ``@T.prim_func(s_tir=True)``."""
+    realize = _first_block(func)
+    if realize is not None:
+        raise DiagnosticError(
+            f"the block {realize.block.name_hint!r} is in a function declared @T.prim_func "
+            "without s_tir=True: in TVM >= 0.24's tirx namespace a function with blocks is "
+            f"declared @T.prim_func(s_tir=True) — write that above `def {node.name}` (TVM 0.27 "
+            "refuses this function as not well-formed)", realize.span, parser.source.full_text)
 
 
 def _annotation(parser, node: ast.expr) -> Any:
@@ -214,12 +239,15 @@ def visit_function_def(parser, node: ast.FunctionDef):
             node, f"a nested function definition ({node.name!r}) is not supported inside a TIR "
                   "function: define the helper outside the @T.prim_func, as a Python function "
                   "called while the script is parsed")
-    kwargs = _decorator_kwargs(parser, node)
+    decorator = _decorator(parser, node)
+    kwargs = dict(getattr(decorator, "decorator_kwargs", {}) or {})
     private = bool(kwargs.get("private", kwargs.get("is_private", False)))
     check = kwargs.get("check_well_formed", True)
+    namespace = getattr(decorator, "tir_namespace", "tir")
     parser.dialect_builtins.setdefault(TOKEN, {})["range"] = T.range_sugar
     standalone = not (IRBuilder.is_in_scope() and IRBuilder.current().frames)
     frame = T.prim_func(is_private=private)
+    frame.spelling = "tirx" if kwargs.get("s_tir") or namespace == "tirx" else "tir"
     with contextlib.ExitStack() as stack:
         if standalone:
             stack.enter_context(IRBuilder())
@@ -249,6 +277,8 @@ def visit_function_def(parser, node: ast.FunctionDef):
                 parser.var_table.add(arg.arg, param)
             parser.visit_body(node.body)
     func = frame.result
+    if check and namespace == "tirx" and not kwargs.get("s_tir"):
+        _check_tirx_blocks(parser, node, func)
     if check:
         from mlckit.tir.analysis.verify_well_formed import verify_well_formed
 

@@ -1,4 +1,5 @@
-"""The TVMScript printer: IR objects -> TVMScript text, in TVM v0.23's style.
+"""The TVMScript printer: IR objects -> TVMScript text, in TVM v0.23's style or TVM 0.27's
+(``tir_spelling``: each PrimFunc prints as it was written unless told).
 
     script(obj, **options) -> str      # what Node.script() returns
     script_with_line_map(obj)          # the same text, each line mapped to its IR nodes
@@ -7,7 +8,7 @@
     script_and_names(obj) -> (str, {id(var): name})   # which name each variable printed as
 
 Options are the fields of :class:`PrinterConfig` (``name``, ``verbose_expr``,
-``module_alias``, ``syntax_sugar``, ``indent_spaces`` …).
+``module_alias``, ``syntax_sugar``, ``indent_spaces``, ``tir_spelling`` …).
 
 Layout: ``doc.py`` (the Python-syntax docs), ``doc_printer.py`` (docs -> text),
 ``core.py`` (frames, naming, dispatch), ``tir.py`` / ``relax.py`` / ``ir.py`` (one function
@@ -32,6 +33,7 @@ def script(obj, **options) -> str:
         script(mod)                       # '# from tvm.script import ir as I\\n...'
         script(i * 4 + 1)                 # 'i * 4 + 1'
         script(func, name="mm_relu")      # print the function under another name
+        script(func, tir_spelling="tirx") # TVM >= 0.24: tirx as T, s_tir=True, T.sblock
     """
     return print_script(obj, PrinterConfig(**options))
 

@@ -48,7 +48,11 @@ class PrinterConfig:
     - ``syntax_sugar``: use ``T.grid``, ``T.axis.remap``, ``T.Buffer`` parameters and the
       implicit root block;
     - ``max_inline_const``: Relax constants with more elements than this print as
-      ``metadata[...]`` references (as TVM) instead of inline ``R.const([...])``.
+      ``metadata[...]`` references (as TVM) instead of inline ``R.const([...])``;
+    - ``tir_spelling``: ``"tir"`` prints TVM 0.23's TVMScript (``from tvm.script import tir
+      as T``, ``T.block``, ``out_sinfo=``), ``"tirx"`` TVM >= 0.24's (``tirx as T``,
+      ``@T.prim_func(s_tir=True)``, ``T.sblock``, ``out_ty=``); None (the default): each
+      PrimFunc as it was written (``func.spelling``), a module's other code as its PrimFuncs.
     """
 
     name: str | None = None
@@ -64,8 +68,12 @@ class PrinterConfig:
     syntax_sugar: bool = True
     max_inline_const: int = 1024
     binding_names: list = field(default_factory=list)
+    tir_spelling: str | None = None
 
     def __post_init__(self):
+        if self.tir_spelling not in (None, "tir", "tirx"):
+            raise TVMValueError(f'tir_spelling is "tir" (TVM 0.23: T.block) or "tirx" (TVM >= '
+                                f'0.24: T.sblock), or None (as written); got {self.tir_spelling!r}')
         if self.name is not None:
             self.binding_names = [*self.binding_names, self.name]
 
@@ -137,6 +145,10 @@ class IRDocsifier:
         self.common_prefix: dict[int, list[int]] = {}
         self.metadata: dict[str, list] = {}
         self.given_names: dict[int, str] = {}  # id(var or buffer) -> the name it printed as
+        # the TVMScript spelling being printed ("tir" / "tirx", see PrinterConfig.tir_spelling)
+        # and the spellings the PrimFuncs printed so far used (for the import header)
+        self.tir_spelling: str = cfg.tir_spelling or "tir"
+        self.tir_spellings_used: set[str] = set()
 
     # -- frames ------------------------------------------------------------------------
     @contextmanager
@@ -249,6 +261,13 @@ class IRDocsifier:
         self.ir_usage.add("tir")
         return D.IdDoc(self.cfg.tir_prefix).attr(attr)
 
+    _TIRX_NAMES = {"block": "sblock", "block_attr": "sblock_attr",
+                   "alloc_buffer": "sblock_alloc_buffer"}
+
+    def tir_name(self, name: str) -> str:
+        """``name`` of the TIR block API in the spelling being printed (``block``/``sblock``)."""
+        return self._TIRX_NAMES.get(name, name) if self.tir_spelling == "tirx" else name
+
     def R(self, attr: str) -> D.ExprDoc:
         self.ir_usage.add("relax")
         return D.IdDoc(self.cfg.relax_prefix).attr(attr)
@@ -272,7 +291,11 @@ class IRDocsifier:
         for key, prefix in (("ir", self.cfg.ir_prefix), ("tir", self.cfg.tir_prefix),
                             ("relax", self.cfg.relax_prefix)):
             if key in self.ir_usage:
-                stmts.append(D.CommentDoc(f"from tvm.script import {key} as {prefix}"))
+                name = key
+                if key == "tir":  # tirx only where everything printed is spelled tirx
+                    used = self.tir_spellings_used or {self.tir_spelling}
+                    name = "tirx" if used == {"tirx"} else "tir"
+                stmts.append(D.CommentDoc(f"from tvm.script import {name} as {prefix}"))
         stmts += [D.CommentDoc(""), doc]
         return D.StmtBlockDoc(stmts)
 

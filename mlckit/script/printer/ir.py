@@ -36,6 +36,9 @@ def _order(item) -> tuple:
 def print_module(mod: IRModule, d: IRDocsifier) -> D.Doc:
     """``@I.ir_module class Module:`` and its functions, separated by blank lines."""
     functions = sorted(mod.functions.items(), key=_order)
+    if d.cfg.tir_spelling is None:  # what was not written in TVMScript prints as the rest
+        spellings = {getattr(func, "spelling", None) for _, func in functions}
+        d.tir_spelling = "tirx" if "tirx" in spellings and "tir" not in spellings else "tir"
     with d.frame(Frame("ir", mod), token="ir") as f:
         module_doc = d.define(mod, f, d.binding_name() or "Module")
         if mod.attrs:

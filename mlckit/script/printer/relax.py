@@ -297,7 +297,7 @@ def _call_dps(node: X.Call, d: IRDocsifier, name: str) -> D.Doc:
         out_doc = D.ListDoc([d.expr(f) for f in out.fields])
     else:
         out_doc = d.expr(out)
-    kwargs = [("out_sinfo", out_doc)]
+    kwargs = [("out_ty" if d.tir_spelling == "tirx" else "out_sinfo", out_doc)]  # TVM >= 0.24
     if name == "call_tir_inplace":
         indices = dict(_attr_items(node.attrs)).get("inplace_indices", [])
         kwargs.append(("inplace_indices", D.ListDoc([D.LiteralDoc(int(i)) for i in indices])))
@@ -453,7 +453,19 @@ def _at_top_level_function(d: IRDocsifier) -> bool:
 
 @register(X.Function)
 def print_function(func: X.Function, d: IRDocsifier) -> D.Doc:
-    """``@R.function def name(params) -> ret: body``."""
+    """``@R.function def name(params) -> ret: body`` (``out_ty=`` or ``out_sinfo=`` as
+    written, see ``PrinterConfig.tir_spelling``)."""
+    outer = d.tir_spelling
+    d.tir_spelling = d.cfg.tir_spelling or func.spelling or outer
+    if func.spelling is not None:
+        d.tir_spellings_used.add(d.tir_spelling)
+    try:
+        return _print_function(func, d)
+    finally:
+        d.tir_spelling = outer
+
+
+def _print_function(func: X.Function, d: IRDocsifier) -> D.Doc:
     frame = Frame("relax", func)
     frame.is_func = True
     frame.func_vars = set()

@@ -721,10 +721,12 @@ def print_block(d: IRDocsifier, block: S.Block, realize: S.BlockRealize | None) 
         frame.stmts.append(D.ExprStmtDoc(d.TIR("reads").call(*[d.expr(r) for r in block.reads])))
         frame.stmts.append(D.ExprStmtDoc(d.TIR("writes").call(*[d.expr(w) for w in block.writes])))
         if block.annotations:
-            frame.stmts.append(D.ExprStmtDoc(d.TIR("block_attr").call(d.expr(block.annotations))))
+            attr = d.TIR(d.tir_name("block_attr"))
+            frame.stmts.append(D.ExprStmtDoc(attr.call(d.expr(block.annotations))))
         for buf in block.alloc_buffers:
             lhs = define_buffer(d, buf, frame)
-            frame.stmts.append(D.AssignDoc(lhs, buffer_decl(d, buf, "alloc_buffer", [], frame, DATA)))
+            alloc = buffer_decl(d, buf, d.tir_name("alloc_buffer"), [], frame, DATA)
+            frame.stmts.append(D.AssignDoc(lhs, alloc))
         for match in block.match_buffers:
             frame.stmts.append(d.as_doc(match))
         if block.init is not None:
@@ -735,7 +737,7 @@ def print_block(d: IRDocsifier, block: S.Block, realize: S.BlockRealize | None) 
                 frame.stmts.append(init_doc)
         as_doc_body(d, block.body, frame)
         kwargs = [] if realize is not None else [("no_realize", D.LiteralDoc(True))]
-        head = d.TIR("block").call_kw([D.LiteralDoc(block.name_hint)], kwargs)
+        head = d.TIR(d.tir_name("block")).call_kw([D.LiteralDoc(block.name_hint)], kwargs)
         return D.ScopeDoc(None, head, frame.stmts)
 
 
@@ -776,7 +778,18 @@ def implicit_root_block(func: PrimFunc) -> S.Block | None:
 
 @register(PrimFunc)
 def print_prim_func(func: PrimFunc, d: IRDocsifier) -> D.Doc:
-    """``@T.prim_func def name(params): body`` (see the module doc for the sugar used)."""
+    """``@T.prim_func def name(params): body`` in the function's spelling (``T.block`` or,
+    TVM >= 0.24's, ``@T.prim_func(s_tir=True)`` with ``T.sblock``)."""
+    outer = d.tir_spelling
+    d.tir_spelling = d.cfg.tir_spelling or func.spelling or outer
+    d.tir_spellings_used.add(d.tir_spelling)
+    try:
+        return _print_prim_func(func, d)
+    finally:
+        d.tir_spelling = outer
+
+
+def _print_prim_func(func: PrimFunc, d: IRDocsifier) -> D.Doc:
     with d.frame(Frame("tir", func), token="tir") as f:
         name = d.function_name(func) or "main"
         d.set_common_prefix(func, is_tir_var)
@@ -814,12 +827,13 @@ def print_prim_func(func: PrimFunc, d: IRDocsifier) -> D.Doc:
         # Step 4: the body, with the root block left implicit.
         root = implicit_root_block(func) if d.cfg.syntax_sugar else None
         if root is not None:
-            comment = D.CommentDoc('with T.block("root"):')
+            comment = D.CommentDoc(f'with T.{d.tir_name("block")}("root"):')
             tag_source(comment, func.body)
             f.stmts.append(comment)
             for buf in root.alloc_buffers:
                 lhs = define_buffer(d, buf, f)
-                alloc = D.AssignDoc(lhs, buffer_decl(d, buf, "alloc_buffer", [], f, DATA))
+                decl = buffer_decl(d, buf, d.tir_name("alloc_buffer"), [], f, DATA)
+                alloc = D.AssignDoc(lhs, decl)
                 tag_source(alloc, func.body)  # the (implicit) root block allocates it
                 f.stmts.append(alloc)
             as_doc_body(d, root.body, f)
@@ -829,6 +843,9 @@ def print_prim_func(func: PrimFunc, d: IRDocsifier) -> D.Doc:
         if isinstance(func.ret_type, str) and func.ret_type not in ("", "void"):
             ret = d.TIR(func.ret_type)
         decorator = d.TIR("prim_func")
-        if "global_symbol" not in func.attrs:
-            decorator = decorator.call_kw([], [("private", D.LiteralDoc(True))])
+        kwargs = [] if "global_symbol" in func.attrs else [("private", D.LiteralDoc(True))]
+        if d.tir_spelling == "tirx" and _contains_block_realize(func.body):
+            kwargs.append(("s_tir", D.LiteralDoc(True)))
+        if kwargs:
+            decorator = decorator.call_kw([], kwargs)
         return d.header_wrapper(D.FunctionDoc(D.IdDoc(name), args, [decorator], ret, f.stmts))

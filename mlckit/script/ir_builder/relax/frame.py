@@ -57,6 +57,7 @@ class FunctionFrame(SeqExprFrame):
         self.output = None
         self.output_span = None
         self.span = None
+        self.spelling: str | None = None  # "tir" / "tirx" (out_sinfo= / out_ty=), if written
         # string dims ("n") of this function, shared by its signature and body
         self.symbolic_vars: dict = {}
 
@@ -90,7 +91,8 @@ class FunctionFrame(SeqExprFrame):
 
             defined = {id(v) for p in self.params for v in collect_tir_vars(p.struct_info)}
             ret = erase_to_well_defined(body_sinfo, defined)
-        func = Function(self.params, seq, ret, self.is_pure, attrs, span=self.span)
+        func = Function(self.params, seq, ret, self.is_pure, attrs, span=self.span,
+                        spelling=self.spelling)
         builder = IRBuilder.current()
         if not builder.frames:
             builder.set_result(func)

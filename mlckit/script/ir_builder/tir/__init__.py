@@ -66,6 +66,8 @@ from .ir import (  # noqa: F401
     range_sugar,
     reads,
     sblock,
+    sblock_alloc_buffer,
+    sblock_attr,
     serial,
     thread_binding,
     uint8,

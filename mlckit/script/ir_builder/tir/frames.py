@@ -99,6 +99,7 @@ class PrimFuncFrame(TIRFrame):
         self.root_alloc_buffers: list = []
         self.env_threads: dict = {}
         self.result: PrimFunc | None = None
+        self.spelling: str | None = None  # "tir" / "tirx": how the parsed script spelled it
 
     def exit(self) -> None:
         from .complete import script_complete
@@ -112,7 +113,7 @@ class PrimFuncFrame(TIRFrame):
         buffer_map = dict(sorted(self.buffer_map.items(),
                                  key=lambda item: order.get(id(item[0]), len(order))))
         func = PrimFunc(list(self.args), as_stmt(self.stmts), self.ret_type,
-                        buffer_map, attrs, span=self.span)
+                        buffer_map, attrs, span=self.span, spelling=self.spelling)
         func = script_complete(func, self.root_alloc_buffers)
         self.result = func
         builder = IRBuilder.current()

@@ -707,3 +707,8 @@ class meta_var:  # noqa: N801 - TVM's name
 
     def __iter__(self):
         return (meta_var(v) for v in self.value)
+
+
+# TVM >= 0.24's names for the block API (``T.sblock`` is beside ``T.block``): the same builders.
+sblock_alloc_buffer = alloc_buffer
+sblock_attr = block_attr
