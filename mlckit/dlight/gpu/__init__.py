@@ -4,6 +4,7 @@
 
 from .base import GPUScheduleRule
 from .fallback import Fallback
+from .general_reduction import GeneralReduction
 from .reduction import Reduction
 
-__all__ = ["Fallback", "GPUScheduleRule", "Reduction"]
+__all__ = ["Fallback", "GPUScheduleRule", "GeneralReduction", "Reduction"]
