@@ -4,7 +4,8 @@
 
 from .base import GPUScheduleRule
 from .fallback import Fallback
+from .gemv import GEMV
 from .general_reduction import GeneralReduction
 from .reduction import Reduction
 
-__all__ = ["Fallback", "GPUScheduleRule", "GeneralReduction", "Reduction"]
+__all__ = ["GEMV", "Fallback", "GPUScheduleRule", "GeneralReduction", "Reduction"]

@@ -29,6 +29,7 @@ Before / after on softmax over (n, 256) (abridged)::
 from __future__ import annotations
 
 from mlckit.tir.analysis.var_use import var_ids
+from mlckit.tir.expr import IntImm
 from mlckit.tir.schedule import ScheduleError
 
 from ..analysis import normalize_prim_func, try_inline_contiguous_spatial
@@ -38,6 +39,17 @@ __all__ = ["GeneralReduction"]
 
 LEN_TX = 256  # threads per row, TVM's CUDA choice
 UNROLL = 256
+
+
+def _dividing_threads(extent) -> int | None:
+    """The threads sharing a row's reduction: the largest divisor of its extent up to
+    LEN_TX (mlckit's compute_at does not carry a split's ``T.where`` over to the partial
+    results' block, so the split must divide), None when that is below a warp or the
+    extent is symbolic."""
+    if not isinstance(extent, IntImm):
+        return None
+    best = max(d for d in range(1, min(LEN_TX, extent.value) + 1) if extent.value % d == 0)
+    return best if best >= 32 or best == extent.value else None
 
 
 class GeneralReduction(GPUScheduleRule):
@@ -104,11 +116,14 @@ class GeneralReduction(GPUScheduleRule):
         for i, _ in enumerate(sch.get(block).writes):
             sch.set_scope(block, i, "shared")  # shared first: compute_at relaxes a global one
         r = sch.fuse(*sch.get_loops(block)[-n_r:])
-        _, tx = sch.split(r, [None, LEN_TX])
-        try:
-            rf = sch.rfactor(tx, 0)
-        except ScheduleError:  # leaves the schedule as it was
-            rf = None
+        threads = _dividing_threads(sch.get(r).extent)
+        rf = None
+        if threads is not None:
+            _, tx = sch.split(r, [None, threads])
+            try:
+                rf = sch.rfactor(tx, 0)
+            except ScheduleError:  # leaves the schedule as it was
+                pass
         if rf is not None:
             sch.set_scope(rf, 0, "shared")
         sch.compute_at(block, bx, preserve_unit_loops=True)
