@@ -6,6 +6,7 @@ from .base import GPUScheduleRule
 from .fallback import Fallback
 from .gemv import GEMV
 from .general_reduction import GeneralReduction
+from .matmul import Matmul
 from .reduction import Reduction
 
-__all__ = ["GEMV", "Fallback", "GPUScheduleRule", "GeneralReduction", "Reduction"]
+__all__ = ["GEMV", "Fallback", "GPUScheduleRule", "GeneralReduction", "Matmul", "Reduction"]
