@@ -32,6 +32,7 @@ Before / after on ``Y[i] = sum_k A[i, k] * X[k]`` over (64, 128)::
 from __future__ import annotations
 
 from mlckit.tir.expr import IntImm
+from mlckit.tir.schedule import Schedule
 
 from ..analysis import max_threads_per_block, normalize_prim_func, vars_in_region
 from .base import GPUScheduleRule
@@ -55,10 +56,8 @@ def vector_inputs(sch, info) -> list | None:
 class GEMV(GPUScheduleRule):
     """Schedule a matrix-vector product (``mlckit.dlight.gpu.GEMV()``, as TVM's)."""
 
-    def apply(self, func, target, tunable):
-        if not self.is_target_available(target):
-            return None
-        sch = self.schedule_of(func)
+    def schedule(self, func, target):
+        sch = Schedule(func)
         found = reduction_block(sch, normalize_prim_func(sch))
         if found is None:
             return None
@@ -73,36 +72,38 @@ class GEMV(GPUScheduleRule):
         s_loops = [i.loop_rv for i in info.iters if i.kind == "S"]
         r_loops = [i.loop_rv for i in info.iters if i.kind == "R"]
         sch.reorder(*s_loops, *r_loops)
-        s, r = sch.fuse(*s_loops), sch.fuse(*r_loops)
+        r = sch.fuse(*r_loops)
         if not isinstance(sch.get(r).extent, IntImm):
             return None
-        constant = isinstance(sch.get(s).extent, IntImm)
+        constant = all(isinstance(sch.get(lp).extent, IntImm) for lp in s_loops)
         ts, tr = (16, 32) if constant else (1, 64)
         while ts * tr > max_threads_per_block(target):
             ts, tr = (ts // 2, tr) if ts > 1 else (ts, tr // 2)
-        self._schedule(sch, info.block_rv, s, r, ts, tr, constant, epilogue)
+        self._schedule(sch, info.block_rv, s_loops, r, ts, tr, constant, epilogue)
         return sch
 
     @staticmethod
-    def _schedule(sch, block, s, r, ts, tr, split_s, epilogue):
+    def _schedule(sch, block, s_loops, r, ts, tr, split_s, epilogue):
+        # The spatial loops are fused into blockIdx.x last, after the blocks are moved under
+        # them (mlckit's compute_at cannot tell that the rows of a fused loop are disjoint).
+        n_s = len(s_loops)
         if split_s:  # else a symbolic number of outputs: one per thread block
-            sch.split(s, [None, ts])
+            sch.split(s_loops[-1], [None, ts])
         r_o, tx = sch.split(r, [None, tr])
         rf = sch.rfactor(tx, 0)
-        *outer, r_o, tx = sch.get_loops(rf)
-        sch.reorder(*outer, tx, r_o)
-        bx, ty = outer[0], outer[-1]
-        sch.bind(bx, "blockIdx.x")
-        if ty != bx:
-            sch.bind(ty, "threadIdx.y")
+        loops = sch.get_loops(rf)
+        outer, r_o, tx = loops[:n_s], loops[-2], loops[-1]
+        sch.reorder(tx, r_o)
+        if split_s:
+            sch.bind(loops[n_s], "threadIdx.y")
         sch.bind(tx, "threadIdx.x")
         sch.set_scope(rf, 0, "shared")
         sch.decompose_reduction(rf, r_o)
         sch.annotate(r_o, "pragma_auto_unroll_max_step", UNROLL)
         sch.annotate(r_o, "pragma_unroll_explicit", 1)
         # thread (0, y) adds up the tr partial sums of output y
-        sch.reverse_compute_at(block, bx, preserve_unit_loops=True)
-        partial, *rest = sch.get_loops(block)[1:]
+        sch.reverse_compute_at(block, outer[-1], preserve_unit_loops=True)
+        partial, *rest = sch.get_loops(block)[n_s:]
         out = sch.fuse(*rest)
         one, partial = sch.split(partial, [1, None])
         sch.reorder(out, one, partial)
@@ -110,9 +111,8 @@ class GEMV(GPUScheduleRule):
         sch.bind(one, "threadIdx.x")
         if epilogue is not None:
             sch.set_scope(block, 0, "shared")
-            sch.reverse_compute_at(epilogue.block_rv, bx, preserve_unit_loops=True)
-            rest = sch.get_loops(epilogue.block_rv)[1:]
-            fused = sch.fuse(*rest)
+            sch.reverse_compute_at(epilogue.block_rv, outer[-1], preserve_unit_loops=True)
+            fused = sch.fuse(*sch.get_loops(epilogue.block_rv)[n_s:])
             _, ty = sch.split(fused, [None, ts])
             sch.bind(ty, "threadIdx.y")
-
+        sch.bind(sch.fuse(*outer), "blockIdx.x")

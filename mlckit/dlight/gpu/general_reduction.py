@@ -30,7 +30,7 @@ from __future__ import annotations
 
 from mlckit.tir.analysis.var_use import var_ids
 from mlckit.tir.expr import IntImm
-from mlckit.tir.schedule import ScheduleError
+from mlckit.tir.schedule import Schedule, ScheduleError
 
 from ..analysis import normalize_prim_func, try_inline_contiguous_spatial
 from .base import GPUScheduleRule
@@ -56,10 +56,8 @@ class GeneralReduction(GPUScheduleRule):
     """Schedule a row-wise chain of reductions and a final elementwise block, one thread block
     per row (``mlckit.dlight.gpu.GeneralReduction()``, as TVM's)."""
 
-    def apply(self, func, target, tunable):
-        if not self.is_target_available(target):
-            return None
-        sch = self.schedule_of(func)
+    def schedule(self, func, target):
+        sch = Schedule(func)
         infos = try_inline_contiguous_spatial(sch, normalize_prim_func(sch))
         if not infos:
             return None
@@ -75,14 +73,15 @@ class GeneralReduction(GPUScheduleRule):
         if len(infos) == 1:
             return None  # a lone spatial block: nothing to reduce
         loops = self._spatial_first(sch, infos)
-        bx = sch.fuse(*loops[:n_s])
+        rows = loops[:n_s]
         r, tx = sch.split(loops[-1], [None, LEN_TX])
         sch.reorder(tx, r)
-        sch.bind(bx, "blockIdx.x")
         sch.bind(tx, "threadIdx.x")
         self._unroll(sch, r)
         for info in reversed(infos[:-1]):
-            self._reduce_at_row(sch, info.block_rv, bx, n_r)
+            self._reduce_at_row(sch, info.block_rv, rows, n_r)
+        # fused last: mlckit's compute_at cannot tell that the rows of a fused loop differ
+        sch.bind(sch.fuse(*rows), "blockIdx.x")
         return sch
 
     @staticmethod
@@ -108,8 +107,8 @@ class GeneralReduction(GPUScheduleRule):
         sch.annotate(loop, "pragma_auto_unroll_max_step", UNROLL)
         sch.annotate(loop, "pragma_unroll_explicit", 1)
 
-    def _reduce_at_row(self, sch, block, bx, n_r: int):
-        """Compute the reduction ``block`` at the row's loop ``bx`` with the row's LEN_TX
+    def _reduce_at_row(self, sch, block, rows: list, n_r: int):
+        """Compute the reduction ``block`` at the row's loops ``rows`` with the row's LEN_TX
         threads: a partial result each (rfactor, before compute_at: rfactor factors the
         whole loop nest), then one thread combines them; by one thread alone when rfactor
         does not apply."""
@@ -126,17 +125,18 @@ class GeneralReduction(GPUScheduleRule):
                 pass
         if rf is not None:
             sch.set_scope(rf, 0, "shared")
-        sch.compute_at(block, bx, preserve_unit_loops=True)
-        if rf is None:  # loops under bx: the leading unit loops, then the reduction
-            loops = sch.get_loops(block)[1:]
+        depth = len(rows)
+        sch.compute_at(block, rows[-1], preserve_unit_loops=True)
+        if rf is None:  # loops under the row: the leading unit loops, then the reduction
+            loops = sch.get_loops(block)[depth:]
             one, _ = sch.split(loops[0], [1, None])
             sch.bind(one, "threadIdx.x")
             return
-        sch.compute_at(rf, bx, preserve_unit_loops=True)
-        tx, *_, r = sch.get_loops(rf)[1:]  # in the rf block's iterator order
+        sch.compute_at(rf, rows[-1], preserve_unit_loops=True)
+        tx, *_, r = sch.get_loops(rf)[depth:]  # in the rf block's iterator order
         sch.bind(tx, "threadIdx.x")
         self._unroll(sch, r)
-        partial, *units = sch.get_loops(block)[1:]
+        partial, *units = sch.get_loops(block)[depth:]
         one = sch.fuse(*units)
         sch.reorder(one, partial)
         sch.bind(one, "threadIdx.x")

@@ -45,7 +45,7 @@ Before / after on ``C[i, j] += A[i, k] * B[k, j]`` over 64 x 64 x 64 (abridged):
 from __future__ import annotations
 
 from mlckit.tir.expr import IntImm, IterVarType
-from mlckit.tir.schedule import ScheduleError
+from mlckit.tir.schedule import Schedule, ScheduleError
 
 from ..analysis import normalize_prim_func, vars_in_region
 from .base import GPUScheduleRule
@@ -63,10 +63,8 @@ class Matmul(GPUScheduleRule):
     vector_size = 2
     unroll = 256
 
-    def apply(self, func, target, tunable):
-        if not self.is_target_available(target):
-            return None
-        sch = self.schedule_of(func)
+    def schedule(self, func, target):
+        sch = Schedule(func)
         infos = normalize_prim_func(sch)
         if infos is None:
             return None
@@ -86,14 +84,11 @@ class Matmul(GPUScheduleRule):
     def _schedule(self, sch, block, groups):
         firsts = groups["T"] + groups["S"]
         sch.reorder(*firsts, *groups["I"], *groups["J"], *groups["K"])
-        batch = sch.fuse(*firsts) if firsts else None
         x, y, k = (sch.fuse(*groups[kind]) for kind in "IJK")
         by, ty, yi = sch.split(y, [None, self.block_size_y, self.micro_size_y])
         bx, tx, xi = sch.split(x, [None, self.block_size_x, self.micro_size_x])
         ko, ki = sch.split(k, [None, self.micro_size_k])
         sch.reorder(by, bx, ty, tx, ko, ki, xi, yi)
-        if batch is not None:
-            sch.bind(batch, "blockIdx.z")
         sch.bind(bx, "blockIdx.x")
         sch.bind(by, "blockIdx.y")
         sch.bind(ty, "threadIdx.y")
@@ -115,6 +110,8 @@ class Matmul(GPUScheduleRule):
                 _inline_producers(sch, producer)
         _inline_consumer_chain(sch, local)
         sch.decompose_reduction(block, ko)
+        if firsts:  # fused last: mlckit's compute_at cannot see a fused loop's parts differ
+            sch.bind(sch.fuse(*firsts), "blockIdx.z")
         return sch
 
     def _cooperative_fetch(self, sch, block, index: int, ko):

@@ -32,9 +32,15 @@ Before / after on ``B[i] = sum_k A[i, k]`` over (8, 512)::
 from __future__ import annotations
 
 from mlckit.tir.expr import IntImm
+from mlckit.tir.schedule import Schedule
 
-from ..analysis import (is_broadcast_epilogue, normalize_prim_func, reduction_rhs,
-                        try_inline_contiguous_spatial, vars_in_region)
+from ..analysis import (
+    is_broadcast_epilogue,
+    normalize_prim_func,
+    reduction_rhs,
+    try_inline_contiguous_spatial,
+    vars_in_region,
+)
 from .base import GPUScheduleRule
 
 __all__ = ["Reduction"]
@@ -53,8 +59,11 @@ def suggest_threads(extent, limit: int = 1024) -> int:
 
 
 def dominant_read(block):
-    """The read region using the most block iterators (the big input of a reduction)."""
-    return max(block.reads, key=lambda r: len(vars_in_region(block, r.region)))
+    """The read region using the most block iterators of extent > 1 (the big input of a
+    reduction; the first such read on a tie)."""
+    unit = {id(iv.var) for iv in block.iter_vars
+            if isinstance(iv.dom.extent, IntImm) and iv.dom.extent.value == 1}
+    return max(block.reads, key=lambda r: len(vars_in_region(block, r.region) - unit))
 
 
 def reduction_block(sch, func_infos):
@@ -85,10 +94,8 @@ class Reduction(GPUScheduleRule):
     """Schedule a plain reduction ``X[s] += Y`` with threads cooperating on each output
     (``mlckit.dlight.gpu.Reduction()``, as TVM's)."""
 
-    def apply(self, func, target, tunable):
-        if not self.is_target_available(target):
-            return None
-        sch = self.schedule_of(func)
+    def schedule(self, func, target):
+        sch = Schedule(func)
         found = reduction_block(sch, normalize_prim_func(sch))
         if found is None:
             return None
@@ -99,77 +106,82 @@ class Reduction(GPUScheduleRule):
         kind_of = {id(i.var): i.kind for i in info.iters}
         if id(last) not in kind_of:
             return None  # the innermost index is not a plain iterator: no simple shape
+        used = vars_in_region(block, read.region)
+        if any(id(i.var) not in used and i.dom != 1 for i in info.iters):
+            return None  # as TVM: the big input must be indexed by every iterator
         s_loops = [i.loop_rv for i in info.iters if i.kind == "S"]
         r_loops = [i.loop_rv for i in info.iters if i.kind == "R"]
         if not s_loops:
             s_loops = [sch.add_unit_loop(info.block_rv)]
         sch.reorder(*s_loops, *r_loops)
-        s = sch.fuse(*s_loops)
         r = sch.fuse(*r_loops)
         if not isinstance(sch.get(r).extent, IntImm):
             return None  # mlckit's split needs a constant extent
         if kind_of[id(last)] == "R":
-            self._inner_reduction(sch, info.block_rv, s, r, epilogue)
+            self._inner_reduction(sch, info.block_rv, len(s_loops), r, epilogue)
         else:
-            if not isinstance(sch.get(s).extent, IntImm):
+            if not isinstance(sch.get(s_loops[-1]).extent, IntImm):
                 return None
-            self._inner_spatial(sch, info.block_rv, s, r, epilogue)
+            self._inner_spatial(sch, info.block_rv, s_loops[-1], r, epilogue)
         return sch
 
-    def _inner_reduction(self, sch, block, s, r, epilogue):
+    # The spatial loops are fused into the blockIdx.x loop last, after the blocks are moved
+    # under them: mlckit's compute_at cannot tell that the rows of a fused loop are disjoint.
+
+    def _inner_reduction(self, sch, block, n_s: int, r, epilogue):
         len_tx = suggest_threads(sch.get(r).extent)
         _, tx = sch.split(r, [None, len_tx])
         rf = sch.rfactor(tx, 0)
-        bx, r, tx = sch.get_loops(rf)
-        sch.reorder(bx, tx, r)
-        sch.bind(bx, "blockIdx.x")
+        *s, r, tx = sch.get_loops(rf)
+        sch.reorder(tx, r)
         sch.bind(tx, "threadIdx.x")
         sch.annotate(tx, "pragma_auto_unroll_max_step", UNROLL)
         sch.annotate(tx, "pragma_unroll_explicit", 1)
         sch.set_scope(rf, 0, "shared")  # read by the thread that adds the partial sums
         sch.decompose_reduction(rf, r)
         # One thread per output adds the len_tx partial sums.
-        sch.reverse_compute_at(block, bx, preserve_unit_loops=True)
-        _, tx, *rest = sch.get_loops(block)
+        sch.reverse_compute_at(block, s[-1], preserve_unit_loops=True)
+        tx, *rest = sch.get_loops(block)[n_s:]
         out = sch.fuse(*rest)
         sch.reorder(out, tx)
         sch.bind(out, "threadIdx.x")
         if epilogue is not None:
-            self._epilogue(sch, block, bx, epilogue.block_rv, [len_tx])
+            self._epilogue(sch, block, s, epilogue.block_rv, [len_tx])
+        sch.bind(sch.fuse(*s), "blockIdx.x")
 
-    def _inner_spatial(self, sch, block, s, r, epilogue):
-        len_tx = next(t for t in range(16, 0, -1) if sch.get(s).extent.value % t == 0)
+    def _inner_spatial(self, sch, block, s_last, r, epilogue):
+        len_tx = next(t for t in range(16, 0, -1) if sch.get(s_last).extent.value % t == 0)
         len_ty = 16
-        sch.split(s, [None, len_tx])
+        sch.split(s_last, [None, len_tx])
         _, ty = sch.split(r, [None, len_ty])
         rf = sch.rfactor(ty, 0)
-        bx, tx, r, ty = sch.get_loops(rf)
-        sch.reorder(bx, tx, ty, r)
-        sch.bind(bx, "blockIdx.x")
+        *s, tx, r, ty = sch.get_loops(rf)
+        sch.reorder(tx, ty, r)
         sch.bind(tx, "threadIdx.x")
         sch.bind(ty, "threadIdx.y")
         sch.set_scope(rf, 0, "shared")
         sch.decompose_reduction(rf, r)
         # Thread (x, 0) adds the len_ty partial sums of output x.
-        sch.reverse_compute_at(block, bx, preserve_unit_loops=True)
-        _, r, *rest = sch.get_loops(block)
+        sch.reverse_compute_at(block, s[-1], preserve_unit_loops=True)
+        r, *rest = sch.get_loops(block)[len(s):]
         out = sch.fuse(*rest)
         one, r = sch.split(r, [1, None])
         sch.reorder(out, one, r)
         sch.bind(out, "threadIdx.x")
         sch.bind(one, "threadIdx.y")
         if epilogue is not None:
-            self._epilogue(sch, block, bx, epilogue.block_rv, [len_tx, len_ty])
+            self._epilogue(sch, block, s, epilogue.block_rv, [len_tx, len_ty])
+        sch.bind(sch.fuse(*s), "blockIdx.x")
 
     @staticmethod
-    def _epilogue(sch, block, bx, epilogue, threads: list[int]):
+    def _epilogue(sch, block, outer: list, epilogue, threads: list[int]):
         """The elementwise block after the reduction, under the same thread block, reading
         the results from shared memory (one thread wrote each)."""
         broadcast = is_broadcast_epilogue(sch, block, epilogue)
         # shared first: a global buffer would be relaxed over blockIdx (the whole result)
         sch.set_scope(block, 0, "shared")
-        sch.reverse_compute_at(epilogue, bx, preserve_unit_loops=True)
-        _, *rest = sch.get_loops(epilogue)
+        sch.reverse_compute_at(epilogue, outer[-1], preserve_unit_loops=True)
+        rest = sch.get_loops(epilogue)[len(outer):]
         fused = sch.fuse(*rest)
         if broadcast or len(threads) == 1:
             _, *bound = sch.split(fused, [None, *threads])
