@@ -4,8 +4,9 @@ thread block per row.
 Applies to a chain of blocks (after inlining elementwise ones) whose first ones reduce over
 trailing iterators (``S..R..``, e.g. a row's max, then its sum of exponentials) and whose
 last one is elementwise over the same iterators (the normalised row).  Each row gets a thread
-block (``blockIdx.x``, the leading spatial loops fused); its 256 threads (``threadIdx.x``)
-stride along the row in every block of the chain; the reduced values of the row live in
+block (``blockIdx.x``, the leading spatial loops fused); its threads (``threadIdx.x``: 256
+for the last block, TVM's CUDA choice; for a reduction the largest divisor of the row up to
+256) stride along the row in every block of the chain; the reduced values of the row live in
 ``shared`` memory, computed at the row's loop.
 
 Each reduction of the row is, as in ``Reduction``, one partial result per thread

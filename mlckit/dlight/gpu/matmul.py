@@ -25,8 +25,11 @@ TVM's CUDA configuration, in the order the schedule goes:
 Where mlckit differs from TVM: no ``vthread`` loops (TVM's CUDA configuration binds two
 loops of extent 1 to them; mlckit's backend has no virtual threads), and no
 ``reindex``/``pad_einsum``: an ``x``, ``y`` or ``k`` extent that the tile does not divide is
-split with a ``T.where`` guard instead of padding ``A``, ``B`` and ``C``, and symbolic ``I``,
-``J`` or ``K`` extents are left to the next rule (TVM pads them; a symbolic batch is fine).
+split with a ``T.where`` guard instead of padding ``A``, ``B`` and ``C``; symbolic shapes
+are left to the next rule (TVM pads a symbolic ``I``, ``J`` or ``K``; mlckit's ``cache_read``
+cannot cache a buffer of symbolic shape yet).  The batch loops are bound to ``blockIdx.z``
+rather than fused into ``blockIdx.y`` (mlckit's ``compute_at`` cannot see that the parts of a
+fused loop differ).
 
 Before / after on ``C[i, j] += A[i, k] * B[k, j]`` over 64 x 64 x 64 (abridged)::
 
