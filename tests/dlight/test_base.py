@@ -76,3 +76,28 @@ def test_the_tutorials_rule_list_schedules_every_kernel_and_equals_numpy(batch):
     h = (h - h.mean(1, keepdims=True)) / np.sqrt(h.var(1, keepdims=True) + 1e-5) * g + beta
     np.testing.assert_allclose(vm["main"](x, w1, b1, g, beta, w2, b2).numpy(), h @ w2.T + b2,
                                rtol=1e-4, atol=1e-4)
+
+
+def test_a_custom_rule_from_a_function_goes_before_fallback():
+    # the tutorial's MyTileAndBind: single injective blocks, fused and split by 256
+    from mlckit import tir
+    from mlckit.dlight.analysis import normalize_prim_func
+
+    @dl.ScheduleRule.from_callable("MyTileAndBind")
+    def tile_and_bind(func, target, tunable):
+        sch = tir.Schedule(func)
+        infos = normalize_prim_func(sch)
+        if infos is None or len(infos) != 1 or not infos[0].is_injective():
+            return None
+        bx, tx = sch.split(sch.fuse(*sch.get_loops(infos[0].block_rv)), [None, 256])
+        sch.bind(bx, "blockIdx.x")
+        sch.bind(tx, "threadIdx.x")
+        return sch
+
+    assert type(tile_and_bind).__name__ == "MyTileAndBind"
+    with Target("cuda"):
+        mod = dl.ApplyDefaultSchedule(tile_and_bind, dl.gpu.Fallback())(demo_model(1))
+    transpose = next(f for gv, f in mod.functions.items() if gv.name_hint == "transpose")
+    loops = [s for s in transpose.script().splitlines() if "thread_binding" in s]
+    assert "T.thread_binding(T.int64(36), thread=\"blockIdx.x\")" in loops[0]  # 96*96 / 256
+    assert "T.thread_binding(T.int64(256), thread=\"threadIdx.x\")" in loops[1]

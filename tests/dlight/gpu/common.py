@@ -8,9 +8,9 @@ import numpy as np
 import mlckit.dlight as dl
 from mlckit import relax
 from mlckit.backend import numba_cuda
+from mlckit.target import Target
 from mlckit.tir import stmt as S
 from mlckit.tir.schedule.ir_utils import walk
-from mlckit.target import Target
 
 
 def scheduled(mod, *rules, target="cuda"):
