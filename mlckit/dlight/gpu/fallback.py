@@ -23,6 +23,7 @@ from mlckit.tir import stmt as S
 from mlckit.tir.analysis.var_use import var_ids
 from mlckit.tir.expr import IntImm, IterVarType
 from mlckit.tir.schedule import Schedule
+from mlckit.tir.schedule.ir_utils import realizes_under
 
 from ..base import ScheduleRule
 
@@ -63,6 +64,10 @@ class Fallback(ScheduleRule):
             loop_stmts = [sch.get(lp) for lp in loops]
             if not loops or any(lp.kind == S.ForKind.THREAD_BINDING for lp in loop_stmts):
                 continue
+            if len(sch.get_child_blocks(loops[0])) > 1:
+                if not _bind_shared_nest(sch, loops, max_threads):
+                    return None
+                continue
             realize = sch.get_sref(block).stmt
             kinds = _loop_kinds(_realize_of(sch, block, realize), loop_stmts)
             s_loops = [lp for lp, k in zip(loops, kinds) if k == "S"]
@@ -84,6 +89,37 @@ class Fallback(ScheduleRule):
             if sch.get_sref(block).stmt.init is not None:
                 sch.decompose_reduction(block, loop)
         return sch
+
+
+def _bind_shared_nest(sch, loops: list, max_threads: int) -> bool:
+    """Bind a loop nest holding several blocks (a kernel already tiled for the CPU, its
+    accumulator and write-back under the tile loops): the outermost perfectly nested serial
+    loops feeding only spatial iterators of every block under them are fused, split by
+    ``max_threads`` and bound; each thread then runs one tile.  False when their extent is
+    symbolic."""
+    realizes = realizes_under(sch.get(loops[0]), stop_at_blocks=False)
+    reduction = set()
+    for realize in realizes:
+        for iv, value in zip(realize.block.iter_vars, realize.iter_values):
+            if iv.iter_type != IterVarType.DataPar:
+                reduction |= var_ids(value)
+    spatial = []
+    for lp, inner in zip(loops, [*loops[1:], None]):
+        stmt = sch.get(lp)
+        if stmt.kind != S.ForKind.SERIAL or id(stmt.loop_var) in reduction:
+            break
+        spatial.append(lp)
+        if inner is None or stmt.body is not sch.get(inner):
+            break
+    if not spatial:
+        spatial = [sch.add_unit_loop(loops[0])]
+    fused = sch.fuse(*spatial) if len(spatial) > 1 else spatial[0]
+    if not isinstance(sch.get(fused).extent, IntImm):
+        return False
+    bx, tx = sch.split(fused, [None, max_threads])
+    sch.bind(bx, "blockIdx.x")
+    sch.bind(tx, "threadIdx.x")
+    return True
 
 
 def _realize_of(sch, block, stmt):
