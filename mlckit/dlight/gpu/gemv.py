@@ -9,20 +9,22 @@ consecutive outputs (``threadIdx.y``), each output's dot product split over ``TR
 threads (``threadIdx.x``) that each sum a strided part of ``k`` (``rfactor``); with a symbolic
 number of outputs, ``TS = 1`` and ``TR = 64``.
 
-As in ``Reduction``, the ``TR`` partial sums of an output go to ``shared`` memory and one
-thread adds them up (TVM: a warp all-reduce); TVM's further refinements are not done: the
-vector cached in shared memory, the matrix loaded through registers with vector loads, and a
-second rfactor over ``VEC_C = 4`` lanes.  An outer reduction (``k`` not innermost in ``A``)
+The vector is read into ``shared`` memory once per thread block, all its threads copying
+(when it fits, as TVM's ``LOAD_V_SHARED``).  As in ``Reduction``, the ``TR`` partial sums of
+an output go to ``shared`` memory and one thread adds them up (TVM: a warp all-reduce); TVM's
+further refinements are not done: the matrix loaded through registers with vector loads and
+a second rfactor over ``VEC_C = 4`` lanes.  An outer reduction (``k`` not innermost in ``A``)
 is left to the next rule.
 
 Before / after on ``Y[i] = sum_k A[i, k] * X[k]`` over (64, 128)::
 
     for i, k in T.grid(64, 128):        for i_0 in T.thread_binding(4, thread="blockIdx.x"):
-        with T.block("Y"): ...              for i_1 in T.thread_binding(16, thread="threadIdx.y"):
+        with T.block("Y"): ...              X_shared <- X, by all 16 x 32 threads
+                                            for i_1 in T.thread_binding(16, thread="threadIdx.y"):
                                                 for k_1 in T.thread_binding(32, thread="threadIdx.x"):
                                                     with T.block("Y_rf_init"): ...      # Y_rf: shared
                                                     for k_0 in range(4):
-                                                        with T.block("Y_rf_update"): ...
+                                                        with T.block("Y_rf_update"): ...  # A * X_shared
                                             for ax1 in T.thread_binding(16, thread="threadIdx.y"):
                                                 for ax0_0 in T.thread_binding(1, thread="threadIdx.x"):
                                                     for ax0_1 in range(32):
@@ -31,10 +33,12 @@ Before / after on ``Y[i] = sum_k A[i, k] * X[k]`` over (64, 128)::
 
 from __future__ import annotations
 
+from mlckit.tir.dtype import bits
 from mlckit.tir.expr import IntImm
 from mlckit.tir.schedule import Schedule
 
-from ..analysis import max_threads_per_block, normalize_prim_func, vars_in_region
+from ..analysis import (max_shared_memory_per_block, max_threads_per_block,
+                        normalize_prim_func, vars_in_region)
 from .base import GPUScheduleRule
 from .reduction import UNROLL, dominant_read, reduction_block
 
@@ -79,11 +83,13 @@ class GEMV(GPUScheduleRule):
         ts, tr = (16, 32) if constant else (1, 64)
         while ts * tr > max_threads_per_block(target):
             ts, tr = (ts // 2, tr) if ts > 1 else (ts, tr // 2)
-        self._schedule(sch, info.block_rv, s_loops, r, ts, tr, constant, epilogue)
+        vectors = vector_inputs(sch, info)
+        vector = vectors[0] if len(vectors) == 1 and _fits(vectors[0], ts * tr, target) else None
+        self._schedule(sch, info.block_rv, s_loops, r, ts, tr, constant, epilogue, vector)
         return sch
 
     @staticmethod
-    def _schedule(sch, block, s_loops, r, ts, tr, split_s, epilogue):
+    def _schedule(sch, block, s_loops, r, ts, tr, split_s, epilogue, vector):
         # The spatial loops are fused into blockIdx.x last, after the blocks are moved under
         # them (mlckit's compute_at cannot tell that the rows of a fused loop are disjoint).
         n_s = len(s_loops)
@@ -98,6 +104,8 @@ class GEMV(GPUScheduleRule):
             sch.bind(loops[n_s], "threadIdx.y")
         sch.bind(tx, "threadIdx.x")
         sch.set_scope(rf, 0, "shared")
+        if vector is not None:
+            _load_vector(sch, rf, vector, outer[-1], n_s, [ts, tr] if split_s else [tr])
         sch.decompose_reduction(rf, r_o)
         sch.annotate(r_o, "pragma_auto_unroll_max_step", UNROLL)
         sch.annotate(r_o, "pragma_unroll_explicit", 1)
@@ -116,3 +124,26 @@ class GEMV(GPUScheduleRule):
             _, ty = sch.split(fused, [None, ts])
             sch.bind(ty, "threadIdx.y")
         sch.bind(sch.fuse(*outer), "blockIdx.x")
+
+
+def _fits(vector, partials: int, target) -> bool:
+    """Whether the vector and the partial sums fit the thread block's shared memory."""
+    shape = [d.value for d in vector.shape if isinstance(d, IntImm)]
+    if len(shape) != len(vector.shape):
+        return False
+    size = 1
+    for d in shape:
+        size *= d
+    return (size + partials) * bits(vector.dtype) // 8 <= max_shared_memory_per_block(target)
+
+
+def _load_vector(sch, rf, vector, at, n_s: int, threads: list[int]):
+    """Read ``vector`` into shared memory once per thread block, all its threads copying
+    (TVM's LOAD_V_SHARED)."""
+    index = next(i for i, r in enumerate(sch.get(rf).reads) if r.buffer is vector)
+    shared = sch.cache_read(rf, index, "shared")
+    sch.compute_at(shared, at, preserve_unit_loops=True)
+    fused = sch.fuse(*sch.get_loops(shared)[n_s:])
+    _, *bound = sch.split(fused, [None, *threads])
+    for loop, tag in zip(bound, ["threadIdx.y", "threadIdx.x"][-len(threads):]):
+        sch.bind(loop, tag)

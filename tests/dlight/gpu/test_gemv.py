@@ -35,7 +35,15 @@ class GemvScheduled:
              Y: T.Buffer((32,), "float32")):
         T.func_attr({"tir.is_scheduled": True})
         Y_rf = T.alloc_buffer((32, 32), scope="shared")
+        X_shared = T.alloc_buffer((64,), scope="shared")
         for i_0 in T.thread_binding(2, thread="blockIdx.x"):
+            for ax0_0 in range(1):  # the vector, read once per thread block by all its threads
+                for ax0_1 in T.thread_binding(16, thread="threadIdx.y"):
+                    for ax0_2 in T.thread_binding(32, thread="threadIdx.x"):
+                        with T.block("X_shared"):
+                            v0 = T.axis.spatial(64, ax0_0 * 512 + ax0_1 * 32 + ax0_2)
+                            T.where((ax0_0 * 16 + ax0_1) * 32 + ax0_2 < 64)
+                            X_shared[v0] = X[v0]
             for i_1 in T.thread_binding(16, thread="threadIdx.y"):
                 for k_1 in T.thread_binding(32, thread="threadIdx.x"):
                     with T.block("Y_rf_init"):
@@ -48,7 +56,7 @@ class GemvScheduled:
                             vk_1 = T.axis.spatial(32, k_1)
                             vi = T.axis.spatial(32, i_0 * 16 + i_1)
                             vk_0 = T.axis.reduce(2, k_0)
-                            Y_rf[vk_1, vi] = Y_rf[vk_1, vi] + A[vi, vk_0 * 32 + vk_1] * X[vk_0 * 32 + vk_1]
+                            Y_rf[vk_1, vi] = Y_rf[vk_1, vi] + A[vi, vk_0 * 32 + vk_1] * X_shared[vk_0 * 32 + vk_1]
             for ax1 in T.thread_binding(16, thread="threadIdx.y"):
                 for ax0_0 in T.thread_binding(1, thread="threadIdx.x"):
                     for ax0_1 in range(32):
@@ -135,7 +143,7 @@ def gemv(mod):
     return scheduled(mod, dl.gpu.GEMV())
 
 
-def test_a_gemv_gets_16_rows_by_32_threads_per_block():
+def test_a_gemv_gets_16_rows_by_32_threads_per_block_and_the_vector_in_shared_memory():
     assert_structural_equal(gemv(Gemv), GemvScheduled)
 
 
@@ -156,7 +164,10 @@ def test_an_epilogue_runs_on_the_row_threads_and_a_partial_tile_is_guarded():
 def test_a_symbolic_number_of_rows_gets_one_row_by_64_threads_per_block():
     func = gemv(GemvRows)["main"]
     assert [b[1:] for b in bindings(func)] == [
-        ("n", "blockIdx.x"), (64, "threadIdx.x"), (1, "threadIdx.y"), (1, "threadIdx.x")]
+        ("n", "blockIdx.x"),
+        (64, "threadIdx.x"),                       # the vector into shared memory
+        (64, "threadIdx.x"),                       # the partial sums
+        (1, "threadIdx.y"), (1, "threadIdx.x")]    # adding them up
     a, x = rand(5, 128), rand(128, seed=1)
     _, _, y = run(func, a, x, np.zeros(5, "float32"))
     np.testing.assert_allclose(y, a @ x, rtol=1e-5, atol=1e-5)
