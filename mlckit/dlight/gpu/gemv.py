@@ -37,8 +37,12 @@ from mlckit.tir.dtype import bits
 from mlckit.tir.expr import IntImm
 from mlckit.tir.schedule import Schedule
 
-from ..analysis import (max_shared_memory_per_block, max_threads_per_block,
-                        normalize_prim_func, vars_in_region)
+from ..analysis import (
+    max_shared_memory_per_block,
+    max_threads_per_block,
+    normalize_prim_func,
+    vars_in_region,
+)
 from .base import GPUScheduleRule
 from .reduction import UNROLL, dominant_read, reduction_block
 
