@@ -141,3 +141,29 @@ def test_a_kernel_tiled_for_the_cpu_gets_one_thread_per_tile():
     c = np.zeros((16, 16), "float32")
     numba_cuda.build(func, mode="cpu")(a, b, c)
     np.testing.assert_allclose(c, a @ b, rtol=1e-5, atol=1e-5)
+
+
+@I.ir_module
+class ScaleRows:  # a dynamic batch
+    @T.prim_func
+    def main(a: T.handle, b: T.handle):
+        n = T.int64()
+        A = T.match_buffer(a, (n, 300))
+        B = T.match_buffer(b, (n, 300))
+        for i, j in T.grid(n, 300):
+            with T.block("B"):
+                vi, vj = T.axis.remap("SS", [i, j])
+                B[vi, vj] = A[vi, vj] * T.float32(2)
+
+
+def test_a_symbolic_leading_loop_stays_whole_on_blockIdx_x():
+    from mlckit.backend import numba_cuda
+
+    func = fallback(ScaleRows)["main"]
+    bound = [s.strip() for s in func.script().splitlines() if "thread_binding" in s]
+    assert bound == ['for i_j_0_fused in T.thread_binding(n, thread="blockIdx.x"):',
+                     'for j_1 in T.thread_binding(1024, thread="threadIdx.x"):']
+    a = np.random.default_rng(2).uniform(-1, 1, (3, 300)).astype("float32")
+    b = np.zeros((3, 300), "float32")
+    numba_cuda.build(func, mode="cpu")(a, b)
+    np.testing.assert_allclose(b, a * 2)
