@@ -24,9 +24,9 @@ Before / after on ``B[i] = sum_k A[i, k]`` over (8, 512)::
                                                  with T.block("B_rf_init"): ...   # B_rf: shared
                                                  for k_0 in range(1):
                                                      with T.block("B_rf_update"): ...
-                                             for ax0 in T.thread_binding(1, thread="threadIdx.x"):
-                                                 for ax1 in range(512):
-                                                     with T.block("B"): ...  # B[i] += B_rf[ax1, i]
+                                             for ax1 in T.thread_binding(1, thread="threadIdx.x"):
+                                                 for ax0 in range(512):
+                                                     with T.block("B"): ...  # B[i] += B_rf[ax0, i]
 """
 
 from __future__ import annotations
