@@ -28,6 +28,23 @@ class ScheduleRule:
     def is_target_available(self, target: Target) -> bool:
         return True
 
+    @staticmethod
+    def from_callable(name: str):
+        """Make a rule instance of a function ``(func, target, tunable) -> Schedule | None``::
+
+            @ScheduleRule.from_callable("MyTileAndBind")
+            def my_rule(func, target, tunable): ...
+            ApplyDefaultSchedule(my_rule, gpu.Fallback())
+        """
+
+        def decorate(fn):
+            rule_type = type(name, (ScheduleRule,), {
+                "apply": lambda self, func, target, tunable: fn(func, target, tunable),
+                "__doc__": fn.__doc__})
+            return rule_type()
+
+        return decorate
+
 
 def is_scheduled(func: PrimFunc) -> bool:
     """Whether ``func`` is marked scheduled (``tir.is_scheduled``), as TVM's dlight skips."""

@@ -1,5 +1,12 @@
-"""GPU schedule rules (``tvm.dlight.gpu``): ``Fallback``."""
+"""GPU schedule rules (``tvm.dlight.gpu``): ``Matmul``, ``GEMV``, ``Reduction``,
+``GeneralReduction`` and ``Fallback``, tried in that order by
+``ApplyDefaultSchedule(Matmul(), GEMV(), Reduction(), GeneralReduction(), Fallback())``."""
 
+from .base import GPUScheduleRule
 from .fallback import Fallback
+from .gemv import GEMV
+from .general_reduction import GeneralReduction
+from .matmul import Matmul
+from .reduction import Reduction
 
-__all__ = ["Fallback"]
+__all__ = ["GEMV", "Fallback", "GPUScheduleRule", "GeneralReduction", "Matmul", "Reduction"]

@@ -123,3 +123,47 @@ def test_a_legalized_mlp_runs_on_target_cuda_and_equals_numpy():
                          for s in [(4, 784), (784, 128), (128,), (128, 10), (10,)])
     out = vm["main"](x, w0, b0, w1, b1).numpy()
     np.testing.assert_allclose(out, np.maximum(x @ w0 + b0, 0) @ w1 + b1, rtol=1e-4, atol=1e-4)
+
+
+def test_a_kernel_tiled_for_the_cpu_gets_one_thread_per_tile():
+    # the tile loops i_0, j_0 hold the init and update blocks: they are fused and bound, each
+    # thread running its tile's loops (as a module legalized for llvm, then scheduled for cuda)
+    from mlckit.backend import numba_cuda
+    from tests.kernels import make_matmul, tile_matmul
+
+    tiled = tile_matmul(make_matmul(16), 4, 8, 4, vectorize=True, unroll=True).mod
+    func = fallback(tiled)["main"]
+    bound = [s.strip() for s in func.script().splitlines() if "thread_binding" in s]
+    assert bound == ['for i_0_j_0_fused_0 in T.thread_binding(1, thread="blockIdx.x"):',
+                     'for i_0_j_0_fused_1 in T.thread_binding(1024, thread="threadIdx.x"):']
+    rng = np.random.default_rng(1)
+    a, b = (rng.uniform(-1, 1, (16, 16)).astype("float32") for _ in range(2))
+    c = np.zeros((16, 16), "float32")
+    numba_cuda.build(func, mode="cpu")(a, b, c)
+    np.testing.assert_allclose(c, a @ b, rtol=1e-5, atol=1e-5)
+
+
+@I.ir_module
+class ScaleRows:  # a dynamic batch
+    @T.prim_func
+    def main(a: T.handle, b: T.handle):
+        n = T.int64()
+        A = T.match_buffer(a, (n, 300))
+        B = T.match_buffer(b, (n, 300))
+        for i, j in T.grid(n, 300):
+            with T.block("B"):
+                vi, vj = T.axis.remap("SS", [i, j])
+                B[vi, vj] = A[vi, vj] * T.float32(2)
+
+
+def test_a_symbolic_leading_loop_stays_whole_on_blockIdx_x():
+    from mlckit.backend import numba_cuda
+
+    func = fallback(ScaleRows)["main"]
+    bound = [s.strip() for s in func.script().splitlines() if "thread_binding" in s]
+    assert bound == ['for i_j_0_fused in T.thread_binding(n, thread="blockIdx.x"):',
+                     'for j_1 in T.thread_binding(1024, thread="threadIdx.x"):']
+    a = np.random.default_rng(2).uniform(-1, 1, (3, 300)).astype("float32")
+    b = np.zeros((3, 300), "float32")
+    numba_cuda.build(func, mode="cpu")(a, b)
+    np.testing.assert_allclose(b, a * 2)
