@@ -87,6 +87,16 @@ class IRModule(Node):
     def items(self):
         return self.functions.items()
 
+    def functions_items(self) -> list:
+        """``(GlobalVar, function)`` pairs in alphabetical order of their names (TVM's
+        ``IRModule.functions_items``).
+
+        Example::
+
+            [gv.name_hint for gv, _ in mod.functions_items()]   # ['add', 'main', 'matmul']
+        """
+        return sorted(self.functions.items(), key=lambda item: item[0].name_hint)
+
     def get_global_var(self, name: str) -> GlobalVar:
         return self._lookup(name)
 
