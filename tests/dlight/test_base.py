@@ -106,3 +106,23 @@ def test_a_custom_rule_from_a_function_goes_before_fallback():
     loops = [s for s in transpose.script().splitlines() if "thread_binding" in s]
     assert "T.thread_binding(T.int64(36), thread=\"blockIdx.x\")" in loops[0]  # 96*96 / 256
     assert "T.thread_binding(T.int64(256), thread=\"threadIdx.x\")" in loops[1]
+
+
+def test_the_rule_interface_is_where_tvm_keeps_it():
+    from mlckit.s_tir.dlight.base import ApplyDefaultSchedule
+    from mlckit.s_tir.dlight.base.schedule_rule import ScheduleRule
+
+    assert ScheduleRule is dl.ScheduleRule and ApplyDefaultSchedule is dl.ApplyDefaultSchedule
+
+
+def test_a_function_marked_scheduled_under_either_key_is_left_alone():
+    from mlckit.dlight.base import is_scheduled
+
+    func = relax.transform.LegalizeOps()(demo_model(4))["layer_norm"]
+    assert not is_scheduled(func)
+    for key in ("tir.is_scheduled", "tirx.is_scheduled"):
+        marked = func.with_attr(key, True)
+        assert is_scheduled(marked)
+        mod = mlckit.IRModule({"layer_norm": marked})
+        with Target("cuda"):
+            assert dl.ApplyDefaultSchedule(dl.gpu.Fallback())(mod)["layer_norm"] is marked

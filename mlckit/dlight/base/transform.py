@@ -1,5 +1,4 @@
-"""The schedule rule interface and the pass that applies rules to a module (TVM's
-``dlight.ScheduleRule`` and ``dlight.ApplyDefaultSchedule``).
+"""The pass that applies schedule rules to a module (TVM's ``dlight.ApplyDefaultSchedule``).
 
 Example::
 
@@ -15,40 +14,16 @@ from mlckit.ir.transform import module_pass
 from mlckit.target import Target
 from mlckit.tir.function import PrimFunc
 
-__all__ = ["ApplyDefaultSchedule", "ScheduleRule"]
+from .schedule_rule import ScheduleRule
 
-
-class ScheduleRule:
-    """A way to schedule a PrimFunc: ``apply(func, target, tunable)`` returns a
-    ``tir.Schedule`` of ``func`` or None when the rule does not apply."""
-
-    def apply(self, func: PrimFunc, target: Target, tunable: bool):
-        raise NotImplementedError
-
-    def is_target_available(self, target: Target) -> bool:
-        return True
-
-    @staticmethod
-    def from_callable(name: str):
-        """Make a rule instance of a function ``(func, target, tunable) -> Schedule | None``::
-
-            @ScheduleRule.from_callable("MyTileAndBind")
-            def my_rule(func, target, tunable): ...
-            ApplyDefaultSchedule(my_rule, gpu.Fallback())
-        """
-
-        def decorate(fn):
-            rule_type = type(name, (ScheduleRule,), {
-                "apply": lambda self, func, target, tunable: fn(func, target, tunable),
-                "__doc__": fn.__doc__})
-            return rule_type()
-
-        return decorate
+__all__ = ["ApplyDefaultSchedule", "is_scheduled"]
 
 
 def is_scheduled(func: PrimFunc) -> bool:
-    """Whether ``func`` is marked scheduled (``tir.is_scheduled``), as TVM's dlight skips."""
-    return bool((func.attrs or {}).get("tir.is_scheduled", False))
+    """Whether ``func`` is marked scheduled, as TVM's dlight skips: ``tir.is_scheduled``
+    (TVM v0.23's key, which mlckit writes) or ``tirx.is_scheduled`` (TVM >= 0.24's)."""
+    attrs = func.attrs or {}
+    return bool(attrs.get("tir.is_scheduled", False) or attrs.get("tirx.is_scheduled", False))
 
 
 @module_pass(opt_level=0, name="ApplyDefaultSchedule")
