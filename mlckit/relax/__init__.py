@@ -38,6 +38,7 @@ from .struct_info import (
     TensorStructInfo,
     TupleStructInfo,
 )
+from . import frontend  # noqa: E402 - models as Python classes, built on everything above
 
 
 def __getattr__(name: str):

@@ -17,7 +17,9 @@ from .nn import (
     gelu_tanh,
     layer_norm,
     log_softmax,
+    RMSNormAttrs,
     relu,
+    rms_norm,
     silu,
     softmax,
 )
@@ -26,4 +28,5 @@ from .pooling import AdaptivePool2DAttrs, Pool2DAttrs, adaptive_avg_pool2d, avg_
 __all__ = ["AdaptivePool2DAttrs", "BatchNormAttrs", "Conv2DAttrs", "DropoutAttrs",
            "LayerNormAttrs", "Pool2DAttrs", "SoftmaxAttrs", "adaptive_avg_pool2d", "avg_pool2d",
            "batch_norm", "conv2d", "convolution", "dropout", "gelu", "gelu_tanh", "layer_norm",
-           "layout", "log_softmax", "max_pool2d", "nn", "pooling", "relu", "silu", "softmax"]
+           "layout", "log_softmax", "max_pool2d", "nn", "pooling", "relu", "rms_norm",
+           "RMSNormAttrs", "silu", "softmax"]

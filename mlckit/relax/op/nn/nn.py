@@ -1,6 +1,6 @@
 """Neural-network operators without windows: activations, softmax, normalizations, dropout
 (TVM's ``tvm.relax.op.nn``: ``relu, gelu, gelu_tanh, silu, softmax, log_softmax,
-layer_norm, batch_norm, dropout``).
+layer_norm, rms_norm, batch_norm, dropout``).
 
     lv = R.nn.relu(x)
     lv = R.nn.softmax(x, axis=-1)
@@ -232,6 +232,61 @@ def _lower_layer_norm(bb, call: Call):
 
 
 @node
+class RMSNormAttrs(Attrs):
+    """``rms_norm``: the normalized axes and epsilon."""
+
+    axes: tuple = (-1,)
+    epsilon: float = 1e-5
+
+
+@def_op("relax.nn.rms_norm", arguments=("data", "weight"))
+def rms_norm(data, weight, axes=(-1,), epsilon: float = 1e-5) -> Call:
+    """``data / sqrt(mean(data ** 2 over axes) + epsilon) * weight`` (root mean square
+    normalization); ``weight`` has the shape of the normalized axes.
+
+    Example::
+
+        lv = R.nn.rms_norm(x, w, axes=[-1], epsilon=1e-5)   # x: (n, 4096), w: (4096,)
+    """
+    op = "relax.nn.rms_norm"
+    return Call(rms_norm.op, [as_expr(data, op, "data"), as_expr(weight, op, "weight")],
+                RMSNormAttrs(int_tuple(axes, op, "axes"), float(epsilon)))
+
+
+@rms_norm.infer
+def _infer_rms_norm(call: Call) -> TensorStructInfo:
+    unknown = _check_norm(call, call.attrs.axes)
+    data = tensor_arg(call, 0)
+    return TensorStructInfo(None, data.dtype, data.ndim) if unknown else data
+
+
+@rms_norm.legalize
+def _lower_rms_norm(bb, call: Call):
+    def rms_norm(data, weight, axes, epsilon):  # noqa: F811 - names the PrimFunc, as TVM
+        ndim = len(data.shape)
+        axes = sorted(a % ndim for a in axes)
+        acc = "float32" if data.dtype == "float16" else data.dtype  # float16 sums in float32
+        x = (te.compute(data.shape, lambda *i: data(*i).astype(acc), name="T_cast")
+             if acc != data.dtype else data)
+        squares = topi.sum(topi.multiply(x, x), axis=axes, keepdims=False)
+        count = const(1, acc)
+        for a in axes:
+            count = count * data.shape[a].astype(acc)
+
+        def normalize(*i):
+            kept = [v for d, v in enumerate(i) if d not in axes]
+            normed = [v for d, v in enumerate(i) if d in axes]
+            scale = te.rsqrt(squares(*kept) / count + const(epsilon, acc))
+            out = x(*i) * scale * weight(*normed).astype(acc)
+            return out.astype(data.dtype) if acc != data.dtype else out
+
+        return te.compute(data.shape, normalize, name="T_rms_norm")
+
+    return bb.call_te(rms_norm, call.args[0], call.args[1], list(call.attrs.axes),
+                      call.attrs.epsilon, primfunc_name_hint="rms_norm")
+
+
+@node
 class BatchNormAttrs(Attrs):
     """``batch_norm``: the channel axis, epsilon, center/scale, momentum and whether the
     batch's statistics are used (``training``)."""
@@ -326,6 +381,6 @@ def _lower_dropout(bb, call: Call):
     return bb.call_te(dropout, call.args[0], primfunc_name_hint="dropout")
 
 
-__all__ = ["BatchNormAttrs", "DropoutAttrs", "LayerNormAttrs", "SoftmaxAttrs", "batch_norm",
-           "dropout", "gelu", "gelu_tanh", "layer_norm", "log_softmax", "relu", "silu",
-           "softmax"]
+__all__ = ["BatchNormAttrs", "DropoutAttrs", "LayerNormAttrs", "RMSNormAttrs", "SoftmaxAttrs", "batch_norm",
+           "dropout", "gelu", "gelu_tanh", "layer_norm", "log_softmax", "relu", "rms_norm",
+           "silu", "softmax"]
