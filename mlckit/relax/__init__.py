@@ -1,6 +1,6 @@
 """Relax: the graph-level IR of mlckit (names as in ``tvm.relax``)."""
 
-from . import analysis, expr_functor, op, pipeline, strategy, transform
+from . import analysis, expr_functor, frontend, op, pipeline, strategy, transform
 from .block_builder import BlockBuilder
 from .build import build, vm_lowering_pipeline
 from .expr import (
@@ -38,7 +38,6 @@ from .struct_info import (
     TensorStructInfo,
     TupleStructInfo,
 )
-from . import frontend  # noqa: E402 - models as Python classes, built on everything above
 
 
 def __getattr__(name: str):

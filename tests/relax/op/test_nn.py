@@ -344,6 +344,54 @@ def test_layer_norm_gamma_of_the_wrong_shape_is_an_error_naming_it():
                                      axes=[-1]))
 
 
+def test_rms_norm_equals_numpy_for_any_rows():
+    n = tir.Var("n", "int64")
+    mod = one_call_module(lambda x, w: relax.op.nn.rms_norm(x, w, axes=[-1], epsilon=1e-6),
+                          tensor((n, 8)), tensor((8,)))
+    vm = vm_of(mod, "llvm")
+    w = random((8,), seed=1)
+    for rows in (1, 4):
+        x = random((rows, 8), seed=rows, low=-2, high=2)
+        want = x / np.sqrt((x * x).mean(-1, keepdims=True) + 1e-6) * w
+        np.testing.assert_allclose(call(vm, x, w), want, rtol=1e-5, atol=1e-6)
+
+
+def test_rms_norm_over_two_axes_in_float16_accumulates_in_float32():
+    mod = one_call_module(lambda x, w: relax.op.nn.rms_norm(x, w, axes=[1, 2]),
+                          tensor((2, 3, 4), "float16"), tensor((3, 4), "float16"))
+    x, w = random((2, 3, 4), "float16", low=-2, high=2), random((3, 4), "float16", seed=3)
+    x32, w32 = x.astype("float32"), w.astype("float32")
+    want = x32 / np.sqrt((x32 * x32).mean((1, 2), keepdims=True) + 1e-5) * w32
+    got = run(mod, x, w, target="lnumpy")
+    assert got.dtype == np.float16
+    np.testing.assert_allclose(got.astype("float32"), want, rtol=2e-3, atol=2e-3)
+
+
+def test_rms_norm_prints_and_parses_as_tvm():
+    @I.ir_module
+    class Module:
+        @R.function
+        def main(x: R.Tensor(("n", 16), "float32"), w: R.Tensor((16,), "float32")):
+            n = T.int64()
+            y: R.Tensor((n, 16), "float32") = R.nn.rms_norm(x, w, axes=[-1], epsilon=1e-5)
+            return y
+
+    assert ("R.nn.rms_norm(x, w, axes=[-1], epsilon=1.0000000000000001e-05)"
+            in Module.script())
+    assert_structural_equal(from_source(Module.script()), Module)
+
+
+def test_rms_norm_weight_of_the_wrong_shape_is_an_error_naming_it():
+    with pytest.raises(TVMError, match=r"relax.nn.rms_norm: weight \(5,\) does not match data "
+                                       r"\(2, 4\) on the axes \[-1\]"):
+        infer(relax.op.nn.rms_norm(var((2, 4)), var((5,), name="w"), axes=[-1]))
+
+
+def test_rms_norm_of_integers_is_refused():
+    with pytest.raises(TVMError, match="relax.nn.rms_norm: requires data to have a float dtype"):
+        infer(relax.op.nn.rms_norm(var((2, 4), "int32"), var((4,), "int32"), axes=[-1]))
+
+
 def batch_norm_module(training):
     shapes = [(2, 3, 4, 4), (3,), (3,), (3,), (3,)]
     return one_call_module(lambda *a: relax.op.nn.batch_norm(*a, axis=1, training=training),

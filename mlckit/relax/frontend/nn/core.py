@@ -566,16 +566,30 @@ def wrap_nested(expr: rx.Expr, name: str):
     """Bind ``expr`` in the function being traced (named ``name``) and wrap the result: an
     ``nn.Tensor``, or a tuple of them (``name.0``, ``name.1``…) for a tuple value."""
     bb = _require_builder(f"nn operator {name!r}")
+    value = expr
     if not isinstance(expr, rx.DataflowVar):
         expr = bb.emit(expr, name)
     sinfo = _struct_info(expr)
     if isinstance(sinfo, TensorStructInfo):
+        if sinfo.dims is None:
+            raise TVMValueError(_unknown_shape_message(name, value, sinfo))
         return Tensor(_expr=expr)
     if isinstance(sinfo, TupleStructInfo):
         return tuple(wrap_nested(rx.TupleGetItem(expr, i), f"{name}.{i}")
                      for i in range(len(sinfo.fields)))
     raise TVMTypeError(f"nn operator {name!r} produced a value of struct info {sinfo!r}; an "
                        "nn operator returns tensors or tuples of tensors")
+
+
+def _unknown_shape_message(name: str, value, sinfo) -> str:
+    inputs = [_struct_info(a) for a in getattr(value, "args", [])]
+    shown = ", ".join(repr(Tensor(_expr=a)) if isinstance(i, TensorStructInfo) and
+                      i.dims is not None else repr(i)
+                      for a, i in zip(getattr(value, "args", []), inputs))
+    return (f"nn operator {name!r}: the shape of its result is not known when the model is "
+            f"exported (only {sinfo!r}) from its inputs ({shown}); an nn.Tensor needs a known "
+            "shape. Different symbolic dims (e.g. 'n' and 'm') cannot be broadcast together: "
+            "give equal dims the same name in the spec")
 
 
 # -- walking the module tree --------------------------------------------------------------------

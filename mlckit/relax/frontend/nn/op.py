@@ -18,7 +18,7 @@ import builtins
 import numpy as np
 
 from mlckit import tir
-from mlckit.error import TVMTypeError, TVMValueError
+from mlckit.error import TVMNotImplementedError, TVMTypeError, TVMValueError
 
 from ... import expr as rx
 from ... import op as _op
@@ -99,7 +99,7 @@ def where(condition: Tensor, x1: Tensor, x2: Tensor, name: str = "where") -> Ten
     """``x1`` where ``condition`` is true, else ``x2`` (broadcasting): ``R.where``."""
     relax_where = getattr(_op, "where", None)
     if relax_where is None:
-        raise TVMValueError("nn.op.where needs the Relax operator R.where, which mlckit does "
+        raise TVMNotImplementedError("nn.op.where needs the Relax operator R.where, which mlckit does "
                             "not have yet; write the selection with nn.op.multiply and "
                             "nn.op.add, or with nn.tensor_expr_op")
     return wrap_nested(relax_where(_expr(condition, "where", "condition"),
@@ -235,14 +235,14 @@ def rms_norm(x: Tensor, weight: Tensor, axes, epsilon: float = 1e-5,
 def group_norm(x: Tensor, num_groups: int, weight, bias, eps: float = 1e-5, channel_axis: int = 1,
                axes=None, name: str = "group_norm") -> Tensor:
     """Group normalization (``R.nn.group_norm``); not in mlckit yet: refused clearly."""
-    raise TVMValueError("nn.op.group_norm (and nn.GroupNorm) needs the Relax operator "
+    raise TVMNotImplementedError("nn.op.group_norm (and nn.GroupNorm) needs the Relax operator "
                         "R.nn.group_norm, which mlckit does not have yet")
 
 
 def conv1d(x: Tensor, weight: Tensor, bias=None, stride=1, padding=0, dilation=1, groups=1,
            name: str = "conv1d") -> Tensor:
     """1-D convolution (``R.nn.conv1d``); not in mlckit yet: refused clearly."""
-    raise TVMValueError("nn.op.conv1d (and nn.Conv1D) needs the Relax operator R.nn.conv1d, "
+    raise TVMNotImplementedError("nn.op.conv1d (and nn.Conv1D) needs the Relax operator R.nn.conv1d, "
                         "which mlckit does not have yet; use nn.Conv2D with a height of 1")
 
 
@@ -271,7 +271,7 @@ def tensor_expr_op(tensor_expr_func, name_hint: str, args: list, *, attrs: dict 
     bb = _require_builder(f"nn.tensor_expr_op({name_hint!r})")
     converted = [a._expr if isinstance(a, Tensor) else a for a in args]
     if attrs:
-        raise TVMValueError(f"nn.tensor_expr_op({name_hint!r}): attrs= is not supported by "
+        raise TVMNotImplementedError(f"nn.tensor_expr_op({name_hint!r}): attrs= is not supported by "
                             "mlckit yet")
     return wrap_nested(bb.emit_te(tensor_expr_func, *converted, primfunc_name_hint=name_hint),
                        name_hint)

@@ -138,6 +138,11 @@ def _convert(arg_spec, name: str, where: str):
         return arg_spec
     if isinstance(arg_spec, Tuple):
         return arg_spec
+    if isinstance(arg_spec, (tuple, list)) and arg_spec and all(
+            isinstance(d, (int, str)) and not isinstance(d, bool) for d in arg_spec):
+        raise TVMTypeError(f"export_tvm: the spec of argument {name!r} of {where} is the "
+                           f"{type(arg_spec).__name__} {arg_spec!r}; a tensor is specified with "
+                           f"its dtype: nn.spec.Tensor({arg_spec!r}, \"float32\")")
     if isinstance(arg_spec, (tuple, list)):
         return Tuple(name, type(arg_spec)(_convert(s, f"{name}_{i}", where)
                                           for i, s in enumerate(arg_spec)))
