@@ -97,13 +97,8 @@ def astype(x: Tensor, dtype: str, name: str = "astype") -> Tensor:
 
 def where(condition: Tensor, x1: Tensor, x2: Tensor, name: str = "where") -> Tensor:
     """``x1`` where ``condition`` is true, else ``x2`` (broadcasting): ``R.where``."""
-    relax_where = getattr(_op, "where", None)
-    if relax_where is None:
-        raise TVMNotImplementedError("nn.op.where needs the Relax operator R.where, which mlckit does "
-                            "not have yet; write the selection with nn.op.multiply and "
-                            "nn.op.add, or with nn.tensor_expr_op")
-    return wrap_nested(relax_where(_expr(condition, "where", "condition"),
-                                   _expr(x1, "where", "x1"), _expr(x2, "where", "x2")), name)
+    return wrap_nested(_op.where(_expr(condition, "where", "condition"),
+                                 _expr(x1, "where", "x1"), _expr(x2, "where", "x2")), name)
 
 
 # -- linear algebra -------------------------------------------------------------------------------
@@ -232,18 +227,31 @@ def rms_norm(x: Tensor, weight: Tensor, axes, epsilon: float = 1e-5,
                                        _expr(weight, "rms_norm", "weight"), axes, epsilon), name)
 
 
-def group_norm(x: Tensor, num_groups: int, weight, bias, eps: float = 1e-5, channel_axis: int = 1,
-               axes=None, name: str = "group_norm") -> Tensor:
-    """Group normalization (``R.nn.group_norm``); not in mlckit yet: refused clearly."""
-    raise TVMNotImplementedError("nn.op.group_norm (and nn.GroupNorm) needs the Relax operator "
-                        "R.nn.group_norm, which mlckit does not have yet")
+def group_norm(x: Tensor, num_groups: int, weight: Tensor | None, bias: Tensor | None,
+               eps: float = 1e-5, channel_axis: int = 1, axes=None,
+               name: str = "group_norm") -> Tensor:
+    """Group normalization (``R.nn.group_norm``) over the channels of each group and
+    ``axes`` (all dims after the first two when None)."""
+    if weight is None or bias is None:
+        raise TVMNotImplementedError(
+            "nn.op.group_norm without weight and bias (nn.GroupNorm(affine=False)) is not "
+            "supported: TVM's R.nn.group_norm needs both; pass tensors of ones and zeros")
+    axes = list(range(2, x.ndim)) if axes is None else axes
+    return wrap_nested(_op.nn.group_norm(_expr(x, "group_norm", "x"),
+                                         _expr(weight, "group_norm", "weight"),
+                                         _expr(bias, "group_norm", "bias"), num_groups,
+                                         channel_axis=channel_axis, axes=axes, epsilon=eps), name)
 
 
-def conv1d(x: Tensor, weight: Tensor, bias=None, stride=1, padding=0, dilation=1, groups=1,
-           name: str = "conv1d") -> Tensor:
-    """1-D convolution (``R.nn.conv1d``); not in mlckit yet: refused clearly."""
-    raise TVMNotImplementedError("nn.op.conv1d (and nn.Conv1D) needs the Relax operator R.nn.conv1d, "
-                        "which mlckit does not have yet; use nn.Conv2D with a height of 1")
+def conv1d(x: Tensor, weight: Tensor, bias: Tensor | None = None, stride=1, padding=0,
+           dilation=1, groups: int = 1, name: str = "conv1d") -> Tensor:
+    """1-D convolution (``R.nn.conv1d``, NCW data), ``bias`` (per output channel) added
+    after it."""
+    out = _op.nn.conv1d(_expr(x, "conv1d", "x"), _expr(weight, "conv1d", "weight"),
+                        strides=stride, padding=padding, dilation=dilation, groups=groups)
+    if bias is not None:
+        out = _op.add(out, _op.reshape(_expr(bias, "conv1d", "bias"), [1, -1, 1]))
+    return wrap_nested(out, name)
 
 
 def conv2d(x: Tensor, weight: Tensor, bias: Tensor | None = None, stride=1, padding=0,

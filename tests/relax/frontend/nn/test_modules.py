@@ -1,5 +1,5 @@
 """The built-in layers: parameters shaped as TVM's (PyTorch's) and, exported and run, equal
-to NumPy; layers whose Relax operator mlckit lacks are refused by name."""
+to NumPy."""
 
 from math import erf
 
@@ -90,10 +90,39 @@ def test_activations_equal_numpy(layer, reference):
     np.testing.assert_allclose(out, reference(x), rtol=1e-5, atol=1e-6)
 
 
-@pytest.mark.parametrize(("layer", "shape", "op"), [
-    (nn.GroupNorm(2, 4), (1, 4, 3, 3), "R.nn.group_norm"),
-    (nn.Conv1D(2, 3, 3), (1, 2, 8), "R.nn.conv1d"),
-])
-def test_layers_whose_relax_operator_mlckit_lacks_are_refused_naming_it(layer, shape, op):
-    with pytest.raises(TVMError, match=f"(?s)in layer layer \\({type(layer).__name__}\\).*{op}"):
-        One(layer).export_tvm({"forward": {"x": nn.spec.Tensor(shape, "float32")}})
+def test_conv1d_with_bias_equals_numpy():
+    x = random((2, 4, 9), seed=9)
+    layer = nn.Conv1D(4, 6, kernel_size=3, padding=1)
+    assert layer.weight.shape == [6, 4, 3] and layer.bias.shape == [6]
+    out, w = export_and_run(One(layer), {"x": x})
+    want = conv2d_nchw(x[:, :, None, :], w["layer.weight"][:, :, None, :],
+                       padding=(0, 1, 0, 1))[:, :, 0, :]
+    np.testing.assert_allclose(out, want + w["layer.bias"].reshape(1, -1, 1), rtol=1e-4,
+                               atol=1e-5)
+
+
+def test_group_norm_normalizes_each_channel_group_then_scales_per_channel():
+    x = random((2, 6, 3, 3), seed=9)
+    out, w = export_and_run(One(nn.GroupNorm(3, 6)), {"x": x})
+    grouped = x.reshape(2, 3, -1)
+    normed = ((grouped - grouped.mean(-1, keepdims=True))
+              / np.sqrt(grouped.var(-1, keepdims=True) + 1e-5)).reshape(x.shape)
+    want = normed * w["layer.weight"].reshape(1, -1, 1, 1) + w["layer.bias"].reshape(1, -1, 1, 1)
+    np.testing.assert_allclose(out, want, rtol=1e-4, atol=1e-5)
+
+
+def test_group_norm_without_affine_is_refused_as_tvm_cannot_build_it():
+    with pytest.raises(TVMError, match=r"(?s)in layer layer \(GroupNorm\).*without weight and "
+                                       r"bias"):
+        One(nn.GroupNorm(2, 4, affine=False)).export_tvm(
+            {"forward": {"x": nn.spec.Tensor((1, 4, 2, 2), "float32")}})
+
+
+def test_where_and_comparisons_select_elements():
+    class ReluByWhere(nn.Module):
+        def forward(self, x):
+            return nn.op.where(x > 0.0, x, nn.op.zeros(x.shape, x.dtype))
+
+    x = random((3, 4), seed=9)
+    out, _ = export_and_run(ReluByWhere(), {"x": x})
+    np.testing.assert_array_equal(out, np.where(x > 0, x, 0))
