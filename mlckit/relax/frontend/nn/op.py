@@ -339,6 +339,22 @@ def extern(name: str, args, out):
     return wrap_nested(_op.call_dps_packed(name, convert(list(args)), out_sinfo), name)
 
 
+def debug_func(name: str, *args, _line_info: str | None = None):
+    """TVM calls the registered debug function ``name`` at run time through the VM builtin
+    ``vm.builtin.invoke_debug_func``, which mlckit's VM does not have: refused clearly."""
+    raise TVMNotImplementedError(
+        f"nn.op.debug_func({name!r}) needs the VM builtin vm.builtin.invoke_debug_func, which "
+        "mlckit's VM does not have yet; return the tensor from forward to look at it")
+
+
+def print_(tensor: Tensor):
+    """TVM prints ``tensor`` at run time (in ``debug=True`` exports) through
+    ``debug_func``, which mlckit does not have: refused clearly."""
+    raise TVMNotImplementedError(
+        "nn.print_ prints through the VM builtin vm.builtin.invoke_debug_func, which mlckit's "
+        "VM does not have yet; return the tensor from forward to look at it")
+
+
 def _out_struct_infos(out, what: str, name: str) -> list:
     outs = [out] if isinstance(out, Tensor) else out
     if not isinstance(outs, (list, tuple)) or not builtins.all(isinstance(o, Tensor)
@@ -348,10 +364,10 @@ def _out_struct_infos(out, what: str, name: str) -> list:
     return [o._expr.struct_info for o in outs]
 
 
-__all__ = ["add", "astype", "broadcast_to", "chunk", "concat", "conv1d", "conv2d", "divide",
-           "equal", "exp", "extern", "floor", "full", "gelu", "greater", "greater_equal",
-           "group_norm", "layer_norm", "less", "less_equal", "log", "matmul", "max", "maximum",
-           "min", "minimum", "multiply", "negative", "not_equal", "ones", "permute", "permute_dims",
-           "relu", "reshape", "rms_norm", "sigmoid", "silu", "softmax", "split", "sqrt",
-           "square", "squeeze", "subtract", "sum", "take", "tanh", "tensor_expr_op",
-           "tensor_ir_op", "unsqueeze", "where", "zeros"]
+__all__ = ["add", "astype", "broadcast_to", "chunk", "concat", "conv1d", "conv2d", "debug_func",
+           "divide", "equal", "exp", "extern", "floor", "full", "gelu", "greater",
+           "greater_equal", "group_norm", "layer_norm", "less", "less_equal", "log", "matmul",
+           "max", "maximum", "min", "minimum", "multiply", "negative", "not_equal", "ones",
+           "permute", "permute_dims", "print_", "relu", "reshape", "rms_norm", "sigmoid", "silu",
+           "softmax", "split", "sqrt", "square", "squeeze", "subtract", "sum", "take", "tanh",
+           "tensor_expr_op", "tensor_ir_op", "unsqueeze", "where", "zeros"]
