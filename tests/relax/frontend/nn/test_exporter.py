@@ -250,3 +250,18 @@ def test_transformer_block_run_equals_numpy():
     want = z * 0.5 * (1 + np.vectorize(erf)(z / np.sqrt(2)))
     np.testing.assert_allclose(y, want, rtol=1e-4, atol=1e-5)
     np.testing.assert_allclose(np.concatenate([a, b], axis=1), want, rtol=1e-4, atol=1e-5)
+
+
+def test_debug_mode_runs_with_the_effect_from_initialize_effect():
+    mod, params = MLPModel().export_tvm({"forward": {"x": nn.spec.Tensor((2, 784), "float32")}},
+                                        debug=True)
+    vm = relax.VirtualMachine(tvm.compile(mod, target="llvm"), tvm.cpu())
+    effects = vm["_initialize_effect"]()
+    weights = [random(p.shape, seed=i, scale=0.1) for i, (_, p) in enumerate(params)]
+    x = random((2, 784), seed=7)
+    out, returned_effects = vm["forward"](tvm.runtime.tensor(x), *effects,
+                                          *[tvm.runtime.tensor(w) for w in weights])
+    w1, b1, w2, b2 = weights
+    np.testing.assert_allclose(out.numpy(), np.maximum(x @ w1.T + b1, 0) @ w2.T + b2,
+                               rtol=1e-4, atol=1e-4)
+    assert len(returned_effects) == 1

@@ -114,3 +114,13 @@ def test_extern_without_an_output_description_says_how_to_give_one():
     with pytest.raises(TVMError, match=r"nn.extern\('env.f'\): out must be an nn.Tensor.*"
                                        r"nn.Tensor.placeholder"):
         Bad().export_tvm({"forward": {"x": nn.spec.Tensor((1, 1), "float32")}})
+
+
+def test_print_is_refused_naming_the_missing_vm_builtin():
+    class Prints(nn.Module):
+        def forward(self, x):
+            nn.print_(x)
+            return x
+
+    with pytest.raises(TVMError, match="vm.builtin.invoke_debug_func"):
+        Prints().export_tvm({"forward": {"x": nn.spec.Tensor((1,), "float32")}}, debug=True)
