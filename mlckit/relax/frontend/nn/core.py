@@ -62,11 +62,10 @@ def _shape_text(shape) -> str:
 
 # -- tracing: which layer is running -----------------------------------------------------------
 class _Trace(threading.local):
-    """The layers being called (innermost last) and the names the exporter gave them."""
+    """The names of the modules of the model being exported (by ``id``), for errors."""
 
     def __init__(self):
         self.names: dict[int, str] = {}
-        self.stack: list[str] = []
 
 
 _TRACE = _Trace()
@@ -75,13 +74,12 @@ _TRACE = _Trace()
 @contextlib.contextmanager
 def tracing(root: Module):
     """Name every submodule of ``root`` by its attribute path while a method is exported."""
-    saved = (_TRACE.names, _TRACE.stack)
+    saved = _TRACE.names
     _TRACE.names = {id(m): name for name, m in _named_modules(root, "")}
-    _TRACE.stack = []
     try:
         yield
     finally:
-        _TRACE.names, _TRACE.stack = saved
+        _TRACE.names = saved
 
 
 def _layer_description(module: Module, args: tuple, kwargs: dict) -> str:
@@ -459,17 +457,13 @@ class ModuleDict(Module):
 
 @contextlib.contextmanager
 def _layer_scope(module: Module, args: tuple, kwargs: dict):
-    _TRACE.stack.append(module)
     try:
         yield
     except TVMError as err:
         # the innermost layer names the failure; outer layers leave it as it is
-        if not getattr(err, "_nn_layer_noted", False):
-            err._nn_layer_noted = True
+        if not hasattr(err, "_nn_layer"):
             err._nn_layer = _layer_description(module, args, kwargs)
         raise
-    finally:
-        _TRACE.stack.pop()
 
 
 def wrap_nested(expr: rx.Expr, name: str):

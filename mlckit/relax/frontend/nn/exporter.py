@@ -22,7 +22,7 @@ from mlckit.error import TVMError, TVMTypeError
 
 from ... import expr as rx
 from ...block_builder import BlockBuilder
-from ...struct_info import ObjectStructInfo, ShapeStructInfo, TupleStructInfo
+from ...struct_info import ObjectStructInfo, ShapeStructInfo, TensorStructInfo, TupleStructInfo
 from . import core
 from . import spec as _spec
 
@@ -64,7 +64,8 @@ class Exporter:
                 with self.builder.dataflow():
                     outputs, inputs = self._emit_method(spec.module, name, method_spec, params,
                                                         effects)
-                self.builder.emit_func_output(outputs, inputs)
+                gvar = self.builder.emit_func_output(outputs, inputs)
+            _check_no_stray_parameters(self.builder.get()[gvar], spec.module, name)
         return self.builder.finalize(), params, self.extern_mods
 
     def _effects(self, module: core.Module) -> list:
@@ -192,6 +193,26 @@ def _unwrap_output(value, module, name: str):
     raise ExportError(f"export_tvm: {type(module).__name__}.{name} returned "
                       f"{type(value).__name__} {value!r}; an exported method returns "
                       "nn.Tensors (or tuples/lists of them)")
+
+
+def _check_no_stray_parameters(func, module, name: str) -> None:
+    """A tensor the method used that is neither an input nor a binding is a Parameter the
+    exporter did not find: one kept outside the module tree (TVM fails its well-formedness
+    check here with "Var param is not defined")."""
+    from ...analysis.well_formed import free_relax_vars
+
+    bound = {id(p) for p in func.params}
+    for block in func.body.blocks:
+        bound.update(id(b.var) for b in block.bindings)
+    stray = [v for v in free_relax_vars(func.body) if id(v) not in bound]
+    if stray:
+        shown = ", ".join(repr(core.Tensor(_expr=v)) if isinstance(v.struct_info_, TensorStructInfo)
+                          else v.name_hint for v in stray)
+        raise ExportError(
+            f"export_tvm: {type(module).__name__}.{name} uses {len(stray)} parameter(s) that are "
+            f"not in the model ({shown}): the exporter finds nn.Parameters and nn.Modules "
+            "that are attributes of the model or inside nn.ModuleList / nn.ModuleDict; a plain "
+            "Python list or dict hides them (write self.layers = nn.ModuleList([...]))")
 
 
 def _failure_message(module, name: str, spec: _spec.MethodSpec, err: TVMError) -> str:

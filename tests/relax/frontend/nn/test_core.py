@@ -127,3 +127,24 @@ def test_int_spec_becomes_a_shape_parameter_and_a_symbolic_dim():
     params = mod["forward"].params
     assert [p.name_hint for p in params] == ["x", "n"]
     assert isinstance(params[1].struct_info, tvm.relax.ShapeStructInfo)
+
+
+def test_tuple_spec_gives_forward_a_tuple_of_tensors_and_packed_params_one_tuple():
+    class Pair(nn.Module):
+        def __init__(self):
+            self.scale = nn.Parameter((2,))
+
+        def forward(self, pair):
+            a, b = pair
+            return a * self.scale + b
+
+    spec = {"forward": {"pair": (nn.spec.Tensor((2,), "float32"),
+                                 nn.spec.Tensor((2,), "float32")),
+                        "$": {"param_mode": "packed"}}}
+    mod, params = Pair().export_tvm(spec)
+    assert [name for name, _ in params] == ["scale"]
+    func = mod["forward"]
+    assert [p.name_hint for p in func.params] == ["pair", "packed_params"]
+    assert func.attrs["num_input"] == 1
+    assert isinstance(func.params[0].struct_info, tvm.relax.TupleStructInfo)
+    assert "scale: R.Tensor((2,), dtype=\"float32\") = packed_params[0]" in mod.script()

@@ -116,3 +116,17 @@ def test_the_model_exports_again_after_a_failed_export():
         model.export_tvm(spec(1, 100))
     mod, params = model.export_tvm(spec(1, 784))
     assert len(params) == 4 and "forward" in mod
+
+
+def test_parameters_hidden_in_a_plain_list_are_refused_with_the_fix():
+    class Hidden(nn.Module):
+        def __init__(self):
+            self.layers = [nn.Linear(4, 4)]  # a plain list: the exporter cannot see it
+
+        def forward(self, x):
+            return self.layers[0](x)
+
+    with pytest.raises(TVMError, match=r"Hidden.forward uses 2 parameter\(s\) that are not in "
+                                       r"the model \(Tensor\(\[4, 4\], \"float32\"\), "
+                                       r"Tensor\(\[4\], \"float32\"\)\).*nn.ModuleList"):
+        Hidden().export_tvm(spec(1, 4))
