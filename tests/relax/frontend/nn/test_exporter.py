@@ -3,11 +3,14 @@ TVM v0.23's spelling), its parameters named and ordered as TVM, and the module c
 run equal to NumPy on those parameters."""
 
 import numpy as np
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import mlckit as tvm
 from mlckit import relax
 from mlckit.ir import assert_structural_equal
 from mlckit.relax.frontend import nn
+from mlckit.script import from_source
 from mlckit.script import ir as I
 from mlckit.script import relax as R
 from mlckit.script import tir as T
@@ -265,3 +268,28 @@ def test_debug_mode_runs_with_the_effect_from_initialize_effect():
     np.testing.assert_allclose(out.numpy(), np.maximum(x @ w1.T + b1, 0) @ w2.T + b2,
                                rtol=1e-4, atol=1e-4)
     assert len(returned_effects) == 1
+
+
+@settings(deadline=None, derandomize=True, database=None, max_examples=25)
+@given(widths=st.lists(st.integers(1, 6), min_size=2, max_size=5), bias=st.booleans(),
+       act=st.sampled_from(["ReLU", "SiLU", "GELU", "Identity"]),
+       batch=st.sampled_from([1, 3, "n"]))
+def test_random_mlps_export_round_trip_through_tvmscript(widths, bias, act, batch):
+    class Stack(nn.Module):
+        def __init__(self):
+            layers = []
+            for a, b in zip(widths, widths[1:]):
+                layers += [nn.Linear(a, b, bias=bias), getattr(nn, act)()]
+            self.layers = nn.ModuleList(layers)
+
+        def forward(self, x):
+            return self.layers(x)
+
+    mod, params = Stack().export_tvm(
+        {"forward": {"x": nn.spec.Tensor((batch, widths[0]), "float32")}})
+    assert [name for name, _ in params] == [
+        f"layers.{2 * i}.{w}" for i in range(len(widths) - 1)
+        for w in (("weight", "bias") if bias else ("weight",))]
+    out = mod["forward"].ret_struct_info
+    assert out.dims[1].value == widths[-1]
+    assert_structural_equal(from_source(mod.script()), mod)
