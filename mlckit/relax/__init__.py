@@ -1,6 +1,6 @@
 """Relax: the graph-level IR of mlckit (names as in ``tvm.relax``)."""
 
-from . import analysis, expr_functor, op, pipeline, strategy, transform
+from . import analysis, expr_functor, frontend, op, pipeline, strategy, transform
 from .block_builder import BlockBuilder
 from .build import build, vm_lowering_pipeline
 from .expr import (

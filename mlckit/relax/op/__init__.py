@@ -61,7 +61,7 @@ from .manipulate import (
     split,
     squeeze,
 )
-from .search import argmax, argmin
+from .search import argmax, argmin, where
 from .statistical import max, mean, min, prod, sum  # noqa: A004 - TVM's names
 from .ternary import ewise_fma
 from .unary import (  # noqa: A004 - TVM's names shadow builtins here
@@ -101,4 +101,4 @@ __all__ = ["StructInfoError", "assert_op", "call_dps_packed", "call_packed", "ca
            "nn", "linear_algebra", "linear", "matmul", "manipulate", "broadcast_to", "concat",
            "expand_dims", "flatten", "permute_dims", "reshape", "split", "squeeze", "index",
            "strided_slice", "take", "search", "argmax", "argmin", "statistical", "max", "mean",
-           "min", "prod", "sum"]
+           "min", "prod", "sum", "where"]

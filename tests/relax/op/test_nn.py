@@ -344,6 +344,154 @@ def test_layer_norm_gamma_of_the_wrong_shape_is_an_error_naming_it():
                                      axes=[-1]))
 
 
+def test_rms_norm_equals_numpy_for_any_rows():
+    n = tir.Var("n", "int64")
+    mod = one_call_module(lambda x, w: relax.op.nn.rms_norm(x, w, axes=[-1], epsilon=1e-6),
+                          tensor((n, 8)), tensor((8,)))
+    vm = vm_of(mod, "llvm")
+    w = random((8,), seed=1)
+    for rows in (1, 4):
+        x = random((rows, 8), seed=rows, low=-2, high=2)
+        want = x / np.sqrt((x * x).mean(-1, keepdims=True) + 1e-6) * w
+        np.testing.assert_allclose(call(vm, x, w), want, rtol=1e-5, atol=1e-6)
+
+
+def test_rms_norm_over_two_axes_in_float16_accumulates_in_float32():
+    mod = one_call_module(lambda x, w: relax.op.nn.rms_norm(x, w, axes=[1, 2]),
+                          tensor((2, 3, 4), "float16"), tensor((3, 4), "float16"))
+    x, w = random((2, 3, 4), "float16", low=-2, high=2), random((3, 4), "float16", seed=3)
+    x32, w32 = x.astype("float32"), w.astype("float32")
+    want = x32 / np.sqrt((x32 * x32).mean((1, 2), keepdims=True) + 1e-5) * w32
+    got = run(mod, x, w, target="lnumpy")
+    assert got.dtype == np.float16
+    np.testing.assert_allclose(got.astype("float32"), want, rtol=2e-3, atol=2e-3)
+
+
+def test_rms_norm_prints_and_parses_as_tvm():
+    @I.ir_module
+    class Module:
+        @R.function
+        def main(x: R.Tensor(("n", 16), "float32"), w: R.Tensor((16,), "float32")):
+            n = T.int64()
+            y: R.Tensor((n, 16), "float32") = R.nn.rms_norm(x, w, axes=[-1], epsilon=1e-5)
+            return y
+
+    assert ("R.nn.rms_norm(x, w, axes=[-1], epsilon=1.0000000000000001e-05)"
+            in Module.script())
+    assert_structural_equal(from_source(Module.script()), Module)
+
+
+def test_rms_norm_weight_of_the_wrong_shape_is_an_error_naming_it():
+    with pytest.raises(TVMError, match=r"relax.nn.rms_norm: weight \(5,\) does not match data "
+                                       r"\(2, 4\) on the axes \[-1\]"):
+        infer(relax.op.nn.rms_norm(var((2, 4)), var((5,), name="w"), axes=[-1]))
+
+
+def test_rms_norm_of_integers_is_refused():
+    with pytest.raises(TVMError, match="relax.nn.rms_norm: requires data to have a float dtype"):
+        infer(relax.op.nn.rms_norm(var((2, 4), "int32"), var((4,), "int32"), axes=[-1]))
+
+
+def group_norm_numpy(x, g, b, groups, eps=1e-5):
+    n, c = x.shape[:2]
+    grouped = x.reshape(n, groups, -1)
+    mean = grouped.mean(-1, keepdims=True)
+    var_ = grouped.var(-1, keepdims=True)
+    out = ((grouped - mean) / np.sqrt(var_ + eps)).reshape(x.shape)
+    shape = (1, c) + (1,) * (x.ndim - 2)
+    return out * g.reshape(shape) + b.reshape(shape)
+
+
+def test_group_norm_equals_numpy_for_any_batch():
+    n = tir.Var("n", "int64")
+    mod = one_call_module(lambda x, g, b: relax.op.nn.group_norm(
+        x, g, b, num_groups=2, channel_axis=1, axes=[2, 3]),
+        tensor((n, 4, 3, 5)), tensor((4,)), tensor((4,)))
+    vm = vm_of(mod, "llvm")
+    g, b = random((4,), seed=1), random((4,), seed=2)
+    for batch in (1, 2):
+        x = random((batch, 4, 3, 5), seed=batch, low=-2, high=2)
+        np.testing.assert_allclose(call(vm, x, g, b), group_norm_numpy(x, g, b, 2),
+                                   rtol=1e-4, atol=1e-5)
+
+
+def test_group_norm_prints_its_attributes_as_tvm_and_parses_back():
+    @I.ir_module
+    class Module:
+        @R.function
+        def main(x: R.Tensor((1, 4, 3, 3), "float32"), g: R.Tensor((4,), "float32"),
+                 b: R.Tensor((4,), "float32")):
+            gv = R.nn.group_norm(x, g, b, num_groups=2, channel_axis=1, axes=[2, 3])
+            return gv
+
+    text = Module.script()
+    assert ("R.nn.group_norm(x, g, b, num_groups=2, channel_axis=1, axes=[2, 3], "
+            "epsilon=1.0000000000000001e-05, center=True, scale=True)") in text
+    assert_structural_equal(from_source(text), Module)
+
+
+@pytest.mark.parametrize("x, g, kwargs, words", [
+    ((1, 6, 3), (6,), {"num_groups": 4}, ["6 channels (axis 1), not divisible by num_groups=4"]),
+    ((1, 6, 3), (5,), {"num_groups": 2}, ["gamma (5,) must have one value per channel",
+                                          "has 6 channels on axis 1"]),
+    ((1, 6, 3), (6,), {"num_groups": 2, "axes": [1]}, ["channel_axis 1 is also in axes [1]"]),
+])
+def test_group_norm_errors_name_the_op_and_the_shapes(x, g, kwargs, words):
+    kwargs = {"channel_axis": 1, "axes": [2], **kwargs}
+    with pytest.raises(TVMError) as err:
+        infer(relax.op.nn.group_norm(var(x), var(g, name="g"), var(g, name="b"), **kwargs))
+    for word in ["relax.nn.group_norm", *words]:
+        assert word in str(err.value)
+
+
+def conv1d_numpy(x, w, stride=1, padding=(0, 0), dilation=1, groups=1):
+    out = conv2d_nchw(x[:, :, None, :], w[:, :, None, :], strides=(1, stride),
+                      padding=(0, padding[0], 0, padding[1]), dilation=(1, dilation),
+                      groups=groups)
+    return out[:, :, 0, :]
+
+
+@pytest.mark.parametrize("case", [
+    dict(strides=1, padding=0, dilation=1, groups=1),
+    dict(strides=2, padding=(1, 2), dilation=1, groups=1),
+    dict(strides=1, padding=1, dilation=2, groups=2),
+])
+def test_conv1d_equals_numpy(case):
+    x, w = random((2, 4, 11), seed=1), random((6, 4 // case["groups"], 3), seed=2)
+    mod = one_call_module(lambda a, b: relax.op.nn.conv1d(a, b, **case),
+                          tensor(x.shape), tensor(w.shape))
+    padding = case["padding"] if isinstance(case["padding"], tuple) else (case["padding"],) * 2
+    want = conv1d_numpy(x, w, case["strides"], padding, case["dilation"], case["groups"])
+    np.testing.assert_allclose(run(mod, x, w, target="lnumpy"), want, rtol=1e-4, atol=1e-5)
+
+
+def test_conv1d_prints_its_attributes_as_tvm_and_parses_back():
+    @I.ir_module
+    class Module:
+        @R.function
+        def main(x: R.Tensor((1, 4, 8), "float32"), w: R.Tensor((6, 4, 3), "float32")):
+            gv = R.nn.conv1d(x, w, padding=1)
+            return gv
+
+    text = Module.script()
+    assert ('R.nn.conv1d(x, w, strides=[1], padding=[1, 1], dilation=[1], groups=1, '
+            'data_layout="NCW", kernel_layout="OIW", out_layout="NCW", out_dtype="void")') in text
+    assert "R.Tensor((1, 6, 8), dtype=\"float32\")" in text
+    assert_structural_equal(from_source(text), Module)
+
+
+@pytest.mark.parametrize("x, w, kwargs, words", [
+    ((2, 3, 8), (4, 2, 3), {}, ["relax.nn.conv1d", "3 input channels", "expects 2 x groups=1"]),
+    ((2, 3, 2), (4, 3, 3), {}, ["output width would be 0"]),
+    ((2, 3, 8, 8), (4, 3, 3), {}, ["requires data to be 3-d"]),
+])
+def test_conv1d_errors_name_the_op_and_the_shapes(x, w, kwargs, words):
+    with pytest.raises(TVMError) as err:
+        infer(relax.op.nn.conv1d(var(x), var(w, name="w"), **kwargs))
+    for word in words:
+        assert word in str(err.value)
+
+
 def batch_norm_module(training):
     shapes = [(2, 3, 4, 4), (3,), (3,), (3,), (3,)]
     return one_call_module(lambda *a: relax.op.nn.batch_norm(*a, axis=1, training=training),

@@ -5,25 +5,30 @@ dropout, convolution and pooling.
 """
 
 from . import convolution, layout, nn, pooling
-from .convolution import Conv2DAttrs, conv2d
+from .convolution import Conv1DAttrs, Conv2DAttrs, conv1d, conv2d
 from .nn import (
     BatchNormAttrs,
     DropoutAttrs,
+    GroupNormAttrs,
     LayerNormAttrs,
+    RMSNormAttrs,
     SoftmaxAttrs,
     batch_norm,
     dropout,
     gelu,
     gelu_tanh,
+    group_norm,
     layer_norm,
     log_softmax,
     relu,
+    rms_norm,
     silu,
     softmax,
 )
 from .pooling import AdaptivePool2DAttrs, Pool2DAttrs, adaptive_avg_pool2d, avg_pool2d, max_pool2d
 
-__all__ = ["AdaptivePool2DAttrs", "BatchNormAttrs", "Conv2DAttrs", "DropoutAttrs",
-           "LayerNormAttrs", "Pool2DAttrs", "SoftmaxAttrs", "adaptive_avg_pool2d", "avg_pool2d",
-           "batch_norm", "conv2d", "convolution", "dropout", "gelu", "gelu_tanh", "layer_norm",
-           "layout", "log_softmax", "max_pool2d", "nn", "pooling", "relu", "silu", "softmax"]
+__all__ = ["AdaptivePool2DAttrs", "BatchNormAttrs", "Conv1DAttrs", "Conv2DAttrs", "DropoutAttrs",
+           "GroupNormAttrs", "LayerNormAttrs", "Pool2DAttrs", "RMSNormAttrs", "SoftmaxAttrs",
+           "adaptive_avg_pool2d", "avg_pool2d", "batch_norm", "conv1d", "conv2d", "convolution",
+           "dropout", "gelu", "gelu_tanh", "group_norm", "layer_norm", "layout", "log_softmax",
+           "max_pool2d", "nn", "pooling", "relu", "rms_norm", "silu", "softmax"]

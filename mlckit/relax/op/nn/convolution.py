@@ -1,4 +1,5 @@
-"""``relax.op.nn.conv2d`` (TVM's name, attributes and shape rule) and its implementations.
+"""``relax.op.nn.conv2d`` (TVM's name, attributes and shape rule) and its implementations;
+``relax.op.nn.conv1d`` the same in one dimension (NCW data, OIW kernel; generic lowering).
 
     lv = R.nn.conv2d(x, w, strides=1, padding=1)             # NCHW data, OIHW kernel
     lv = R.nn.conv2d(x, w, padding=(1, 2), groups=4, out_dtype="float32")
@@ -26,7 +27,7 @@ from mlckit.tir import expr as tx
 
 from ...expr import Call
 from ...struct_info import TensorStructInfo
-from ..axis_common import dim_text
+from ..axis_common import dim_text, int_tuple
 from ..op_attrs import Attrs
 from ..op_common import (
     OpTypeError,
@@ -178,4 +179,101 @@ def _conv2d_tiled(bb, call: Call):
     return _lower_conv2d(bb, call)
 
 
-__all__ = ["Conv2DAttrs", "conv2d", "schedule_tiled"]
+# -- conv1d ----------------------------------------------------------------------------------------
+@node
+class Conv1DAttrs(Attrs):
+    """``conv1d``'s attributes, in TVM's order."""
+
+    strides: tuple = (1,)
+    padding: tuple = (0, 0)
+    dilation: tuple = (1,)
+    groups: int = 1
+    data_layout: str = "NCW"
+    kernel_layout: str = "OIW"
+    out_layout: str = "NCW"
+    out_dtype: str = "void"
+
+
+def _one(value, op: str, what: str) -> tuple:
+    values = int_tuple(value, op, what)
+    if len(values) != 1:
+        raise OpTypeError(f"{op}: {what} {list(values)} must have 1 value")
+    return values
+
+
+def _padding_1d(value, op: str) -> tuple:
+    pads = int_tuple(value, op, "padding")
+    if len(pads) not in (1, 2):
+        raise OpTypeError(f"{op}: padding {list(pads)} must have 1 value or 2 (left, right)")
+    return pads * 2 if len(pads) == 1 else pads
+
+
+@def_op("relax.nn.conv1d", arguments=("data", "weight"))
+def conv1d(data, weight, strides=1, padding=0, dilation=1, groups: int = 1,
+           data_layout: str = "NCW", kernel_layout: str = "OIW", out_layout=None,
+           out_dtype=None) -> Call:
+    """1-d convolution of ``data`` (NCW) with ``weight`` (``(out_channels,
+    in_channels // groups, kw)`` in OIW).
+
+    Example::
+
+        lv = R.nn.conv1d(x, w, strides=1, padding=1)   # x: (1, 4, 8), w: (6, 4, 3)
+    """
+    op = "relax.nn.conv1d"
+    if int(groups) <= 0:
+        raise OpTypeError(f"{op}: groups={groups} must be positive")
+    attrs = Conv1DAttrs(_one(strides, op, "strides"), _padding_1d(padding, op),
+                        _one(dilation, op, "dilation"), int(groups), data_layout, kernel_layout,
+                        data_layout if out_layout is None else out_layout,
+                        dtype_or_void(out_dtype, op))
+    return Call(conv1d.op, [as_expr(data, op, "data"), as_expr(weight, op, "weight")], attrs)
+
+
+@conv1d.infer
+def _infer_conv1d(call: Call) -> TensorStructInfo:
+    data, weight = tensor_args(call)
+    a = call.attrs
+    data_perm = layout_permutation(call, a.data_layout, "NCW", "data_layout")
+    kernel_perm = layout_permutation(call, a.kernel_layout, "OIW", "kernel_layout")
+    out_perm = layout_permutation(call, a.out_layout, "NCW", "out_layout")
+    for name, s in (("data", data), ("weight", weight)):
+        if s.ndim not in (-1, 3):
+            fail(call, f"requires {name} to be 3-d, but its shape is "
+                       f"{shape_text(s.dims) if s.dims is not None else f'of rank {s.ndim}'}")
+    out_dtype = sinfo_dtype(a.out_dtype)
+    if not out_dtype:
+        if data.dtype and weight.dtype and data.dtype != weight.dtype:
+            fail(call, f"the dtypes of data ({data.dtype}) and weight ({weight.dtype}) must be "
+                       "equal (or give out_dtype)", OpTypeError)
+        out_dtype = data.dtype if data.dtype and weight.dtype else ""
+    if data.dims is None or weight.dims is None:
+        return TensorStructInfo(None, out_dtype, 3)
+    n, c, w = to_canonical(data.dims, data_perm)
+    o, i, kw = to_canonical(weight.dims, kernel_perm)
+    if _known_unequal(c, i * a.groups):
+        fail(call, f"data {shape_text(data.dims)} has {dim_text(c)} input channels, but "
+                   f"weight {shape_text(weight.dims)} expects {dim_text(i)} x "
+                   f"groups={a.groups}")
+    if _known_unequal(tx.floormod(o, a.groups), 0):
+        fail(call, f"the output channels of weight {shape_text(weight.dims)} "
+                   f"({dim_text(o)}) are not divisible by groups={a.groups}")
+    left, right = a.padding
+    out_w = Analyzer().simplify(tx.floordiv(w + (left + right) - a.dilation[0] * (kw - 1) - 1,
+                                            a.strides[0]) + 1)
+    if isinstance(out_w, tx.IntImm) and out_w.value <= 0:
+        fail(call, f"the output width would be {out_w.value}: data {shape_text(data.dims)}, "
+                   f"weight {shape_text(weight.dims)}, strides {list(a.strides)}, padding "
+                   f"{list(a.padding)}, dilation {list(a.dilation)}")
+    return TensorStructInfo(from_canonical([n, o, out_w], out_perm), out_dtype)
+
+
+@conv1d.legalize(condition=_same_layout)
+def _lower_conv1d(bb, call: Call):
+    a = call.attrs
+    return bb.call_te(topi.nn.conv, call.args[0], call.args[1], list(a.strides),
+                      list(a.padding), list(a.dilation), a.groups, a.data_layout,
+                      a.kernel_layout, None if a.out_dtype == "void" else a.out_dtype,
+                      primfunc_name_hint="conv1d")
+
+
+__all__ = ["Conv1DAttrs", "Conv2DAttrs", "conv1d", "conv2d", "schedule_tiled"]

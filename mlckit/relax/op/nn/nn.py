@@ -1,6 +1,6 @@
 """Neural-network operators without windows: activations, softmax, normalizations, dropout
 (TVM's ``tvm.relax.op.nn``: ``relu, gelu, gelu_tanh, silu, softmax, log_softmax,
-layer_norm, batch_norm, dropout``).
+layer_norm, rms_norm, group_norm, batch_norm, dropout``).
 
     lv = R.nn.relu(x)
     lv = R.nn.softmax(x, axis=-1)
@@ -17,7 +17,7 @@ import math
 from mlckit import te, topi
 from mlckit.ir.node import node
 from mlckit.tir import dtype as dt
-from mlckit.tir.expr import const
+from mlckit.tir.expr import const, floormod
 
 from ...expr import Call
 from ...struct_info import TensorStructInfo, TupleStructInfo
@@ -232,6 +232,180 @@ def _lower_layer_norm(bb, call: Call):
 
 
 @node
+class RMSNormAttrs(Attrs):
+    """``rms_norm``: the normalized axes and epsilon."""
+
+    axes: tuple = (-1,)
+    epsilon: float = 1e-5
+
+
+@def_op("relax.nn.rms_norm", arguments=("data", "weight"))
+def rms_norm(data, weight, axes=(-1,), epsilon: float = 1e-5) -> Call:
+    """``data / sqrt(mean(data ** 2 over axes) + epsilon) * weight`` (root mean square
+    normalization); ``weight`` has the shape of the normalized axes.
+
+    Example::
+
+        lv = R.nn.rms_norm(x, w, axes=[-1], epsilon=1e-5)   # x: (n, 4096), w: (4096,)
+    """
+    op = "relax.nn.rms_norm"
+    return Call(rms_norm.op, [as_expr(data, op, "data"), as_expr(weight, op, "weight")],
+                RMSNormAttrs(int_tuple(axes, op, "axes"), float(epsilon)))
+
+
+@rms_norm.infer
+def _infer_rms_norm(call: Call) -> TensorStructInfo:
+    unknown = _check_norm(call, call.attrs.axes)
+    data = tensor_arg(call, 0)
+    return TensorStructInfo(None, data.dtype, data.ndim) if unknown else data
+
+
+@rms_norm.legalize
+def _lower_rms_norm(bb, call: Call):
+    def rms_norm(data, weight, axes, epsilon):  # noqa: F811 - names the PrimFunc, as TVM
+        ndim = len(data.shape)
+        axes = sorted(a % ndim for a in axes)
+        acc = "float32" if data.dtype == "float16" else data.dtype  # float16 sums in float32
+        x = (te.compute(data.shape, lambda *i: data(*i).astype(acc), name="T_cast")
+             if acc != data.dtype else data)
+        squares = topi.sum(topi.multiply(x, x), axis=axes, keepdims=False)
+        count = const(1, acc)
+        for a in axes:
+            count = count * data.shape[a].astype(acc)
+
+        def normalize(*i):
+            kept = [v for d, v in enumerate(i) if d not in axes]
+            normed = [v for d, v in enumerate(i) if d in axes]
+            scale = te.rsqrt(squares(*kept) / count + const(epsilon, acc))
+            out = x(*i) * scale * weight(*normed).astype(acc)
+            return out.astype(data.dtype) if acc != data.dtype else out
+
+        return te.compute(data.shape, normalize, name="T_rms_norm")
+
+    return bb.call_te(rms_norm, call.args[0], call.args[1], list(call.attrs.axes),
+                      call.attrs.epsilon, primfunc_name_hint="rms_norm")
+
+
+@node
+class GroupNormAttrs(Attrs):
+    """``group_norm``: the number of groups, the channel axis, the other normalized axes,
+    epsilon, and whether beta (``center``) and gamma (``scale``) apply."""
+
+    num_groups: int = 1
+    channel_axis: int = 1
+    axes: tuple = ()
+    epsilon: float = 1e-5
+    center: bool = True
+    scale: bool = True
+
+
+@def_op("relax.nn.group_norm", arguments=("data", "gamma", "beta"))
+def group_norm(data, gamma, beta, num_groups: int, channel_axis: int, axes,
+               epsilon: float = 1e-5, center: bool = True, scale: bool = True) -> Call:
+    """Group normalization: the channels (``channel_axis``) split into ``num_groups``
+    groups, each normalized over its channels and ``axes``; ``gamma`` and ``beta`` have one
+    value per channel.
+
+    Example::
+
+        lv = R.nn.group_norm(x, g, b, num_groups=2, channel_axis=1, axes=[2, 3])
+    """
+    op = "relax.nn.group_norm"
+    if int(num_groups) <= 0:
+        raise OpTypeError(f"{op}: num_groups={num_groups} must be positive")
+    return Call(group_norm.op, [as_expr(data, op, "data"), as_expr(gamma, op, "gamma"),
+                                as_expr(beta, op, "beta")],
+                GroupNormAttrs(int(num_groups), int_tuple(channel_axis, op, "channel_axis")[0],
+                               int_tuple(axes, op, "axes"), float(epsilon), bool(center),
+                               bool(scale)))
+
+
+@group_norm.infer
+def _infer_group_norm(call: Call) -> TensorStructInfo:
+    check_num_args(call)
+    data, gamma, beta = tensor_args(call)
+    a = call.attrs
+    if data.dtype and not (dt.is_float(data.dtype) or data.dtype.startswith("bfloat")):
+        fail(call, f"requires data to have a float dtype, but its dtype is {data.dtype}",
+             OpTypeError)
+    for i, s in ((1, gamma), (2, beta)):
+        if s.dtype != data.dtype:
+            fail(call, f"requires {arg_name(call, i)} to have data's dtype {data.dtype or '?'}, "
+                       f"but it is {s.dtype or 'unknown'}", OpTypeError)
+        if s.ndim not in (-1, 1):
+            fail(call, f"requires {arg_name(call, i)} to have 1 dim (one value per channel), "
+                       f"but its shape is {shape_text(s.dims)}")
+    if data.ndim == -1:
+        return data
+    channel = normalize_axis(call, data.ndim, a.channel_axis)
+    axes = normalize_axes(call, data.ndim, a.axes, "axes")
+    if channel in axes:
+        fail(call, f"channel_axis {a.channel_axis} is also in axes {list(a.axes)}")
+    if data.dims is None:
+        return data
+    channels = data.dims[channel]
+    if _known_unequal(floormod(channels, a.num_groups), 0):
+        fail(call, f"data {shape_text(data.dims)} has {dim_text(channels)} channels (axis "
+                   f"{channel}), not divisible by num_groups={a.num_groups}")
+    for i, s in ((1, gamma), (2, beta)):
+        if s.dims is not None and _known_unequal(s.dims[0], channels):
+            fail(call, f"{arg_name(call, i)} {shape_text(s.dims)} must have one value per "
+                       f"channel: data {shape_text(data.dims)} has {dim_text(channels)} "
+                       f"channels on axis {channel}")
+    return data
+
+
+@group_norm.legalize
+def _lower_group_norm(bb, call: Call):
+    a = call.attrs
+    ndim = call.args[0].struct_info.ndim
+    channel = a.channel_axis % ndim
+    axes = sorted(x % ndim for x in a.axes)
+
+    def group_norm(data, gamma, beta):  # noqa: F811 - names the PrimFunc, as TVM
+        acc = "float32" if data.dtype == "float16" else data.dtype  # float16 sums in float32
+        per_group = data.shape[channel] // a.num_groups
+        kept = [d for d in range(ndim) if d != channel and d not in axes]
+        stats_shape = [data.shape[d] for d in kept] + [a.num_groups]
+
+        def reduced(square: bool):
+            def rule(*idx):
+                rc = te.reduce_axis((0, per_group), name="rc")
+                raxes = [te.reduce_axis((0, data.shape[d]), name=f"k{d}") for d in axes]
+                index = [None] * ndim
+                for d, i in zip(kept, idx[:-1]):
+                    index[d] = i
+                for d, r in zip(axes, raxes):
+                    index[d] = r.var
+                index[channel] = idx[-1] * per_group + rc.var
+                value = data(*index).astype(acc)
+                return te.sum(value * value if square else value, axis=[rc, *raxes])
+
+            return te.compute(stats_shape, rule, name="T_sum_sq" if square else "T_sum")
+
+        sums, squares = reduced(False), reduced(True)
+        count = per_group.astype(acc)
+        for d in axes:
+            count = count * data.shape[d].astype(acc)
+
+        def normalize(*i):
+            stat = [i[d] for d in kept] + [i[channel] // per_group]
+            mean = sums(*stat) / count
+            var = squares(*stat) / count - mean * mean
+            out = (data(*i).astype(acc) - mean) * te.rsqrt(var + const(a.epsilon, acc))
+            out = out.astype(data.dtype) if acc != data.dtype else out
+            if a.scale:
+                out = out * gamma(i[channel])
+            if a.center:
+                out = out + beta(i[channel])
+            return out
+
+        return te.compute(data.shape, normalize, name="T_group_norm")
+
+    return bb.call_te(group_norm, *call.args, primfunc_name_hint="group_norm")
+
+
+@node
 class BatchNormAttrs(Attrs):
     """``batch_norm``: the channel axis, epsilon, center/scale, momentum and whether the
     batch's statistics are used (``training``)."""
@@ -326,6 +500,6 @@ def _lower_dropout(bb, call: Call):
     return bb.call_te(dropout, call.args[0], primfunc_name_hint="dropout")
 
 
-__all__ = ["BatchNormAttrs", "DropoutAttrs", "LayerNormAttrs", "SoftmaxAttrs", "batch_norm",
-           "dropout", "gelu", "gelu_tanh", "layer_norm", "log_softmax", "relu", "silu",
-           "softmax"]
+__all__ = ["BatchNormAttrs", "DropoutAttrs", "GroupNormAttrs", "LayerNormAttrs", "RMSNormAttrs",
+           "SoftmaxAttrs", "batch_norm", "dropout", "gelu", "gelu_tanh", "group_norm",
+           "layer_norm", "log_softmax", "relu", "rms_norm", "silu", "softmax"]
