@@ -64,3 +64,14 @@ from .stmt import (
     While,
     stmt_seq,
 )
+
+# calls leaving TIR: tir.call_extern, tir.call_packed, tir.tvm_access_ptr ...
+from .op_extern import (  # noqa: E402
+    address_of,
+    call_extern,
+    call_packed,
+    call_pure_extern,
+    tvm_access_ptr,
+    type_annotation,
+)
+from .schedule.tensor_intrin import TensorIntrin  # noqa: E402

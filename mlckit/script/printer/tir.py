@@ -272,7 +272,7 @@ def _let(node: E.Let, d: IRDocsifier) -> D.Doc:
 
 # Intrinsics whose dtype is printed as their first argument (TVM's TScriptDtypePrintLocation).
 DTYPE_FIRST_OPS = {"tir.call_extern", "tir.call_pure_extern", "tir.call_llvm_intrin",
-                   "tir.call_llvm_pure_intrin", "tir.reinterpret"}
+                   "tir.call_llvm_pure_intrin", "tir.reinterpret", "tir.type_annotation"}
 
 
 @register(E.Call)
