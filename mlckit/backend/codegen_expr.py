@@ -41,6 +41,7 @@ from mlckit.tir.expr import (
 )
 
 from .codegen_common import (
+    EXTERN_INTRINSICS,
     _BINOPS,
     _CMPOPS,
     _NP_BINARY,
@@ -217,6 +218,8 @@ class ExprWriter:
             if e.dtype != "float64":
                 return f"{np_scalar(e.dtype)}({inner})", P_ATOM
             return inner, P_ATOM
+        if short in EXTERN_INTRINSICS:
+            return self.extern_expr(e, short)
         raise CodegenError(
             f"{self.name}: the intrinsic {op!r} is not supported by the {self.flavour.name} backend"
         )

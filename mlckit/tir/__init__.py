@@ -71,6 +71,7 @@ from .op_extern import (  # noqa: E402
     call_extern,
     call_packed,
     call_pure_extern,
+    register_extern,
     tvm_access_ptr,
     type_annotation,
 )

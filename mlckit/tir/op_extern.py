@@ -23,7 +23,7 @@ These are the functions of TVM's ``tvm.tir.op`` with the same signatures; in scr
 
 from __future__ import annotations
 
-from mlckit.error import TVMTypeError
+from mlckit.error import TVMTypeError, TVMValueError
 from mlckit.ir.op import Op, register_op
 
 from .expr import Call, PrimExpr, StringImm, convert
@@ -110,5 +110,48 @@ def address_of(buffer_load) -> Call:
 
 EXTERN_OPS = ("tir.call_extern", "tir.call_pure_extern")
 
+# extern name -> its implementation (see register_extern)
+_EXTERNS: dict = {}
+
+
+def register_extern(name: str, func=None, override: bool = False):
+    """Register the implementation of the extern function ``name`` for the backends.
+
+    ``func`` receives the call's arguments as the generated code passes them: numbers, and
+    for pointers (``A.data``, ``A.access_ptr("r")``) the address as an integer.  It may be
+
+    - a C function loaded with ctypes (``ctypes.CDLL(path).tmm16``): every backend;
+    - a ``numba.njit`` function: lnumpy and numba_cpu;
+    - a plain Python function: lnumpy only.
+
+    A C micro-kernel can also come with the function: ``sch.annotate(loop,
+    "pragma_import_llvm", mlckit.contrib.clang.create_llvm(c_source))``.
+
+    Example::
+
+        @tir.register_extern("add_one")
+        @numba.njit
+        def add_one(x):
+            return x + 1
+    """
+    def register(f):
+        if not callable(f):
+            raise TVMTypeError(f"register_extern({name!r}): the implementation must be "
+                               f"callable, got {type(f).__name__}")
+        if name in _EXTERNS and not override and _EXTERNS[name] is not f:
+            raise TVMValueError(f"an implementation of the extern {name!r} is already "
+                                "registered; pass override=True to replace it")
+        _EXTERNS[name] = f
+        return f
+
+    if not isinstance(name, str):
+        raise TVMTypeError(f"register_extern: the name must be a string, got {name!r}")
+    return register if func is None else register(func)
+
+
+def get_extern(name: str):
+    """The implementation registered for the extern ``name``, or None."""
+    return _EXTERNS.get(name)
+
 __all__ = ["READ", "WRITE", "address_of", "call_extern", "call_packed", "call_pure_extern",
-           "tvm_access_ptr", "type_annotation"]
+           "get_extern", "register_extern", "tvm_access_ptr", "type_annotation"]

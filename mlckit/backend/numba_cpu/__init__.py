@@ -40,6 +40,7 @@ from mlckit.tir.function import PrimFunc
 from mlckit.tir.transform import compact_buffer_allocation
 
 from ..codegen import NUMBA, CodegenError, GeneratedSource, func_name, generate
+from ..extern import resolve_externs
 from ..signature import ArgumentError, Signature
 
 __all__ = ["ArgumentError", "CodegenError", "NumbaCompileError", "NumbaFunction", "build",
@@ -123,7 +124,9 @@ def to_source(func: PrimFunc, name: str | None = None, fastmath: bool = False,
 
         print(to_source(mm_relu))     # ... @njit(cache=True) def mm_relu(A, B, C): ...
     """
-    return _module_source(generate(lower(func), NUMBA, name), fastmath, cache)
+    body = generate(lower(func), NUMBA, name)
+    externs = resolve_externs(func, body.externs, "numba")
+    return _module_source(body, fastmath, cache and not externs, externs.notes)
 
 
 def lower(func: PrimFunc) -> PrimFunc:
@@ -133,7 +136,8 @@ def lower(func: PrimFunc) -> PrimFunc:
     return compact_buffer_allocation(func)
 
 
-def _module_source(body: GeneratedSource, fastmath: bool, cache: bool) -> str:
+def _module_source(body: GeneratedSource, fastmath: bool, cache: bool,
+                   extern_notes: list = ()) -> str:
     flags = [f"cache={cache}"]
     if body.uses_prange:
         flags.append("parallel=True")
@@ -150,6 +154,7 @@ def _module_source(body: GeneratedSource, fastmath: bool, cache: bool) -> str:
         "import numpy as np",
         "from numba import njit" + (", prange" if body.uses_prange else ""),
         "",
+        *([*extern_notes, ""] if extern_notes else []),
         "",
     ]
     lines = body_text.splitlines()
@@ -173,7 +178,11 @@ class NumbaFunction:
         self.signature = Signature(func, name)
         self.body = generate(lower(func), NUMBA, name)
         self.path = None
-        self.source = _module_source(self.body, fastmath, cache)
+        # extern functions are C function pointers or Numba functions of this process:
+        # code calling them is compiled in memory, not cached on disk
+        externs = resolve_externs(func, self.body.externs, "numba")
+        cache = cache and not externs
+        self.source = _module_source(self.body, fastmath, cache, externs.notes)
         namespace = None
         if cache:
             try:
@@ -181,8 +190,8 @@ class NumbaFunction:
             except OSError:
                 namespace = None
         if namespace is None:  # no writable cache dir: compile in memory, uncached
-            self.source = _module_source(self.body, fastmath, False)
-            namespace = {"__name__": f"mlckit_numba_{name}"}
+            self.source = _module_source(self.body, fastmath, False, externs.notes)
+            namespace = {"__name__": f"mlckit_numba_{name}", **externs}
             exec(compile(self.source, f"<numba_cpu {name}>", "exec"), namespace)  # noqa: S102
         self.dispatcher = namespace[self.body.func_name]
         self.compile()
