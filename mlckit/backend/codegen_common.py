@@ -76,7 +76,7 @@ HELPERS = {
         "def address(a, offset):\n"
         '    """The address of element ``offset`` of the memory of ``a`` (T.tvm_access_ptr)."""\n'
         "    a = np.asarray(a)\n"
-        "    return np.intp(a.ctypes.data) + np.intp(offset) * a.itemsize\n"
+        "    return int(a.ctypes.data) + int(offset) * a.itemsize\n"
     ),
 }
 HELPER_DEPS = {"truncmod": ("truncdiv",)}

@@ -127,7 +127,10 @@ class ExternCalls:
     def define_or_check(self, target, value, what: str, stmt) -> None:
         """Bind a variable of a matched buffer (its offset, a stride) to ``value``."""
         if isinstance(target, Var) and id(target) not in self.names:
-            name = self.bind(target, target.name_hint or what.replace(".", "_"), target.dtype)
+            hint = target.name_hint
+            if not hint or hint.startswith("_"):  # unnamed: "_elem_offset" -> "A_elem_offset"
+                hint = what.replace(".", "_").replace("[", "_").replace("]", "")
+            name = self.bind(target, hint, target.dtype)
             self.emit(f"{name} = {self.expr_text(value)}", stmt)
 
 

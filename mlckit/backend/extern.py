@@ -164,6 +164,19 @@ def _prototype(name: str, sig) -> ctypes._CFuncPtr:
     return ctypes.CFUNCTYPE(_ctypes_type(ret, name), *(_ctypes_type(a, name) for a in args))
 
 
+def _python_caller(cfunc, name: str, arg_dtypes):
+    """``cfunc`` callable with NumPy scalars (ctypes takes Python numbers only)."""
+    from mlckit.tir import dtype as dt
+
+    convert = [float if dt.is_float(a) else int for a in arg_dtypes]
+
+    def call(*args):
+        return cfunc(*(c(a) for c, a in zip(convert, args)))
+
+    call.__name__ = name
+    return call
+
+
 def _is_ctypes_function(f) -> bool:
     return isinstance(f, ctypes._CFuncPtr)
 
@@ -209,6 +222,8 @@ def resolve_externs(func, externs: dict, backend: str) -> dict:
                 f"mlckit.tir.register_extern({name!r}, function)")
         if _is_ctypes_function(impl):
             impl = _prototype(name, sig)(ctypes.cast(impl, ctypes.c_void_p).value)
+            if backend == "lnumpy":
+                impl = _python_caller(impl, name, sig[1])
         elif backend == "numba" and not hasattr(impl, "py_func"):
             raise ExternError(
                 f"the extern {name!r} is registered as the Python function "

@@ -188,7 +188,10 @@ class TensorizeMatcher:
             if not self.equal(a.extent, b.extent, rebase=False):
                 self.fail(f"{p}.extent", lhs, rhs, "extents differ")
             if not self.equal(a.min - base[offset + i], b.min):
-                self.fail(f"{p}.min", lhs, rhs, "the region starts at a different place")
+                self.fail(f"{p}.min", lhs, rhs,
+                          f"the region starts at {_short(a.min)} (relative to the outer "
+                          f"region's start {_short(base[offset + i])}), the description's at "
+                          f"{_short(b.min)}")
 
     def access(self, path, lhs, rhs):
         self.buffer(f"{path}.buffer", lhs.buffer, rhs.buffer)
