@@ -98,7 +98,8 @@ class ExternCalls:
             base = self.data_owner.get(id(src.buffer.data), src.buffer)
             self.data_owner[id(buf.data)] = base
             self.keep.append(buf)
-            self.emit(f"# T.match_buffer {buf.name}: a "
+            label = self.bind(buf, buf.name, f"buffer:{buf.dtype}:view", scoped=False)
+            self.emit(f"# T.match_buffer {label}: a "
                       f"{' x '.join(self.expr_text(r.extent) for r in src.region)} tile of "
                       f"{src.buffer.name}", stmt)
             strides = _strides(src.buffer)
@@ -106,12 +107,12 @@ class ExternCalls:
             for r, s in zip(src.region, strides):
                 offset = offset + r.min * s
             offset = Analyzer().simplify(offset)
-            self.define_or_check(buf.elem_offset, offset, f"{buf.name}.elem_offset", stmt)
+            self.define_or_check(buf.elem_offset, offset, f"{label}.elem_offset", stmt)
             lead = len(src.region) - len(buf.shape)
             for i, s in enumerate(buf.strides):
-                self.define_or_check(s, strides[lead + i], f"{buf.name}.strides[{i}]", stmt)
+                self.define_or_check(s, strides[lead + i], f"{label}.strides[{i}]", stmt)
             for i, d in enumerate(buf.shape):
-                self.define_or_check(d, src.region[lead + i].extent, f"{buf.name}.shape[{i}]",
+                self.define_or_check(d, src.region[lead + i].extent, f"{label}.shape[{i}]",
                                      stmt)
             if _accessed(block, buf):
                 parts = []
@@ -119,10 +120,7 @@ class ExternCalls:
                     lo = self.expr(r.min, P_ADD)
                     parts.append(lo if k < lead else
                                  f"{lo}:{self.expr(r.min + r.extent, P_ADD)}")
-                view = self.bind(buf, buf.name, f"buffer:{buf.dtype}:view", scoped=False)
-                self.emit(f"{view} = {self.name_of(src.buffer)}[{', '.join(parts)}]", stmt)
-            else:
-                self.names[id(buf)] = self.name_of(base)
+                self.emit(f"{label} = {self.name_of(src.buffer)}[{', '.join(parts)}]", stmt)
 
     def define_or_check(self, target, value, what: str, stmt) -> None:
         """Bind a variable of a matched buffer (its offset, a stride) to ``value``."""
