@@ -105,6 +105,7 @@ class GeneratedSource(str):
     uses_math: bool
     helpers: tuple
     externs: dict  # the extern functions the code calls: name -> (return, argument dtypes)
+    uses_packed: bool  # calls call_packed(name, ...) (T.call_packed)
 
     def stmt_lines(self, stmt: Stmt) -> list[int]:
         return [n for n, s in self.line_to_stmt.items() if s is stmt]
@@ -185,6 +186,7 @@ class _Generator(ExprWriter, LocalScalars, VectorLanes, RegisterPromotion, FlatP
         self.flat_pre: list = []
         self.externs: dict = {}  # extern function name -> (return dtype, argument dtypes)
         self.data_owner: dict = {}  # id(buffer data Var) -> the buffer owning that memory
+        self.uses_packed = False  # T.call_packed: call_packed(...) must be in the namespace
 
     # -- naming ----------------------------------------------------------------------------
     def bind(self, obj, hint: str, type_key: str, scoped: bool = True) -> str:
@@ -312,6 +314,7 @@ class _Generator(ExprWriter, LocalScalars, VectorLanes, RegisterPromotion, FlatP
         src.uses_math = self.uses_math
         src.helpers = tuple(helpers)
         src.externs = dict(self.externs)
+        src.uses_packed = self.uses_packed
         return src
 
     def helper_closure(self) -> list[str]:
@@ -354,6 +357,8 @@ class _Generator(ExprWriter, LocalScalars, VectorLanes, RegisterPromotion, FlatP
 
     def stmt_Evaluate(self, s: Evaluate):
         v = s.value
+        if self.packed_statement(s):
+            return
         if isinstance(v, (IntImm, FloatImm)):
             self.emit("pass", s)
             return

@@ -84,12 +84,12 @@ HELPER_DEPS = {"truncmod": ("truncdiv",)}
 RESERVED = set(keyword.kwlist) | {
     "np", "math", "prange", "njit", "range", "min", "max", "abs", "int", "float", "bool",
     "len", "print", "None", "True", "False", "truncdiv", "truncmod", "AssertionError",
-    "address",
+    "address", "call_packed", "objmode",
 }
 
 # intrinsics of extern calls, written by codegen_extern
 EXTERN_INTRINSICS = ("call_extern", "call_pure_extern", "tvm_access_ptr", "address_of",
-                     "type_annotation")
+                     "type_annotation", "tvm_call_packed")
 
 # Python operator precedence (higher binds tighter).
 P_COND, P_OR, P_AND, P_NOT, P_CMP, P_ADD, P_MUL, P_UNARY, P_ATOM = 0, 1, 2, 3, 4, 6, 7, 8, 10

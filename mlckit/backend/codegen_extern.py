@@ -66,6 +66,13 @@ class ExternCalls:
                     f"{self.name}: the extern {name.value!r} is called with two different "
                     f"signatures: {_sig_text(*seen)} and {_sig_text(*sig)}")
             return f"{name.value}({', '.join(self.extern_arg(a) for a in args)})", P_ATOM
+        if short == "tvm_call_packed":
+            if self.flavour.name not in ("lnumpy", "numba"):
+                raise CodegenError(f"{self.name}: T.call_packed calls a Python function, which "
+                                   f"the {self.flavour.name} backend cannot do")
+            self.uses_packed = True
+            args = [repr(e.args[0].value)] + [self.packed_arg(a) for a in e.args[1:]]
+            return f"call_packed({', '.join(args)})", P_ATOM
         if short == "tvm_access_ptr":
             _ptype, data, offset = e.args[0], e.args[1], e.args[2]
             return self.address(data, offset), P_ATOM
@@ -82,6 +89,25 @@ class ExternCalls:
         if isinstance(a, Var) and a.dtype == "handle" and id(a) in self.data_owner:
             return self.address(a, IntImm("int64", 0))
         return self.expr(a, 0)
+
+    def packed_arg(self, a) -> str:
+        """A buffer (its data) reaches a packed function as its NumPy array."""
+        if isinstance(a, Var) and a.dtype == "handle" and id(a) in self.data_owner:
+            return self.name_of(self.data_owner[id(a)])
+        return self.expr(a, 0)
+
+    def packed_statement(self, s) -> bool:
+        """``T.call_packed(...)`` as a statement: Numba runs it in object mode."""
+        v = s.value
+        if not (isinstance(v, Call) and getattr(v.op, "name", "") == "tir.tvm_call_packed"):
+            return False
+        if self.flavour.name != "numba":
+            return False
+        self.emit("with objmode():  # T.call_packed: a Python function, run by the interpreter", s)
+        self.indent += 1
+        self.emit(self.expr_text(v), s)
+        self.indent -= 1
+        return True
 
     def address(self, data, offset) -> str:
         owner = self.data_owner.get(id(data)) if isinstance(data, Var) else None

@@ -35,7 +35,8 @@ from mlckit.tir.op_extern import get_extern
 
 from .codegen_extern import ctype_name
 
-__all__ = ["ExternError", "compile_library", "libraries_of", "resolve_externs"]
+__all__ = ["ExternError", "call_packed", "collect_externs", "compile_library", "libraries_of",
+           "resolve_externs"]
 
 IMPORT_KEYS = ("pragma_import_llvm", "pragma_import_c")
 
@@ -177,6 +178,10 @@ def _python_caller(cfunc, name: str, arg_dtypes):
     return call
 
 
+def _is_cuda_device_function(f) -> bool:
+    return "cuda" in type(f).__module__ and hasattr(f, "py_func")
+
+
 def _is_ctypes_function(f) -> bool:
     return isinstance(f, ctypes._CFuncPtr)
 
@@ -191,7 +196,8 @@ class ExternTable(dict):
 
 def resolve_externs(func, externs: dict, backend: str, strict: bool = True) -> dict:
     """``{name: implementation}`` for the extern calls ``externs`` (name -> (return dtype,
-    argument dtypes)) of ``func``, callable by the ``backend`` ("lnumpy" or "numba");
+    argument dtypes)) of ``func``, callable by the ``backend`` ("lnumpy", "numba", or for
+    numba_cuda "sim" / "gpu");
     ``strict=False`` (showing source): a missing one is noted, not an error."""
     if not externs:
         return ExternTable()
@@ -224,9 +230,14 @@ def resolve_externs(func, externs: dict, backend: str, strict: bool = True) -> d
                 f"code defining it with sch.annotate(loop, \"pragma_import_llvm\", "
                 f"mlckit.contrib.clang.create_llvm(c_source)), or register one with "
                 f"mlckit.tir.register_extern({name!r}, function)")
+        if backend == "gpu" and not _is_cuda_device_function(impl):
+            raise ExternError(
+                f"the extern {name!r} cannot run in a kernel on the GPU: its implementation "
+                "is host code (C, Numba or Python); register a numba.cuda.jit(device=True) "
+                "function with tir.register_extern, or run with mode='cpu' or 'sim'")
         if _is_ctypes_function(impl):
             impl = _prototype(name, sig)(ctypes.cast(impl, ctypes.c_void_p).value)
-            if backend == "lnumpy":
+            if backend in ("lnumpy", "sim"):
                 impl = _python_caller(impl, name, sig[1])
         elif backend == "numba" and not hasattr(impl, "py_func"):
             raise ExternError(
@@ -236,3 +247,40 @@ def resolve_externs(func, externs: dict, backend: str, strict: bool = True) -> d
                 "lnumpy backend")
         out[name] = impl
     return out
+
+
+def call_packed(name: str, *args):
+    """``T.call_packed(name, *args)``: call the function registered as ``name``
+    (``mlckit.register_func``); a buffer arrives as its NumPy array."""
+    from mlckit.ffi.registry import get_global_func
+
+    func = get_global_func(name, allow_missing=True)
+    if func is None:
+        raise ExternError(f"T.call_packed calls {name!r}, which is not registered: register it "
+                          f"with @mlckit.register_func({name!r})")
+    import numpy as np
+
+    func(*(np.asarray(a) if hasattr(a, "__array__") else a for a in args))
+    return 0
+
+
+def collect_externs(func) -> dict:
+    """The extern calls of ``func``: name -> (return dtype, argument dtypes)."""
+    from mlckit.tir.expr import Call
+
+    found: dict = {}
+
+    def visit(x):
+        if isinstance(x, Call) and getattr(x.op, "name", "") in (
+                "tir.call_extern", "tir.call_pure_extern"):
+            found.setdefault(x.args[0].value, (x.dtype, tuple(a.dtype for a in x.args[1:])))
+        if isinstance(x, list):
+            for y in x:
+                visit(y)
+        elif hasattr(x, "field_names"):
+            for name in x.field_names():
+                if name not in ("buffer", "op"):
+                    visit(getattr(x, name))
+
+    visit(func.body)
+    return found

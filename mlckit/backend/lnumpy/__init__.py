@@ -25,7 +25,7 @@ from mlckit.ir.module import IRModule
 from mlckit.tir.function import PrimFunc
 
 from ..codegen import LNUMPY, CodegenError, GeneratedSource, func_name, generate
-from ..extern import resolve_externs
+from ..extern import call_packed, resolve_externs
 from ..signature import ArgumentError, Signature
 from .runtime import SOURCES, CheckedArray, OutOfBoundsError, checked_np
 
@@ -79,6 +79,8 @@ class LNumpyFunction:
         linecache.cache[filename] = (len(self.source), None, self.source.splitlines(True), filename)
         namespace = {"np": checked_np, "math": math, "__name__": "mlckit_lnumpy"}
         namespace.update(resolve_externs(func, self.source.externs, "lnumpy"))
+        if self.source.uses_packed:
+            namespace["call_packed"] = call_packed
         exec(code, namespace)  # noqa: S102 - the code is generated from the IR
         self.py_func = namespace[self.source.func_name]
 

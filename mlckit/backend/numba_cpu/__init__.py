@@ -29,9 +29,11 @@ import contextlib
 import functools
 import hashlib
 import importlib.util
+import itertools
 import os
 import sys
 import threading
+import types
 from pathlib import Path
 
 from mlckit.error import TVMError, TVMTypeError
@@ -126,7 +128,8 @@ def to_source(func: PrimFunc, name: str | None = None, fastmath: bool = False,
     """
     body = generate(lower(func), NUMBA, name)
     externs = resolve_externs(func, body.externs, "numba", strict=False)
-    return _module_source(body, fastmath, cache and not externs, externs.notes)
+    return _module_source(body, fastmath, cache and not externs and not body.uses_packed,
+                          externs.notes)
 
 
 def lower(func: PrimFunc) -> PrimFunc:
@@ -152,7 +155,9 @@ def _module_source(body: GeneratedSource, fastmath: bool, cache: bool,
         "",
         *(["import math", ""] if body.uses_math else []),
         "import numpy as np",
-        "from numba import njit" + (", prange" if body.uses_prange else ""),
+        "from numba import njit" + (", prange" if body.uses_prange else "")
+        + (", objmode" if body.uses_packed else ""),
+        *(["from mlckit.backend.extern import call_packed"] if body.uses_packed else []),
         "",
         *([*extern_notes, ""] if extern_notes else []),
         "",
@@ -162,6 +167,9 @@ def _module_source(body: GeneratedSource, fastmath: bool, cache: bool,
     k = max(i for i, ln in enumerate(lines) if ln.startswith("def "))
     lines.insert(k, f"@njit({', '.join(flags)})")
     return "\n".join(header + lines) + "\n"
+
+
+_MODULES = itertools.count()
 
 
 class NumbaFunction:
@@ -181,7 +189,7 @@ class NumbaFunction:
         # extern functions are C function pointers or Numba functions of this process:
         # code calling them is compiled in memory, not cached on disk
         externs = resolve_externs(func, self.body.externs, "numba")
-        cache = cache and not externs
+        cache = cache and not externs and not self.body.uses_packed
         self.source = _module_source(self.body, fastmath, cache, externs.notes)
         namespace = None
         if cache:
@@ -191,7 +199,12 @@ class NumbaFunction:
                 namespace = None
         if namespace is None:  # no writable cache dir: compile in memory, uncached
             self.source = _module_source(self.body, fastmath, False, externs.notes)
-            namespace = {"__name__": f"mlckit_numba_{name}", **externs}
+            # a module of its own in sys.modules: Numba finds the globals of an objmode
+            # block (T.call_packed) through it
+            module = types.ModuleType(f"mlckit_numba_{name}_{next(_MODULES)}")
+            sys.modules[module.__name__] = module
+            namespace = vars(module)
+            namespace.update(externs)
             exec(compile(self.source, f"<numba_cpu {name}>", "exec"), namespace)  # noqa: S102
         self.dispatcher = namespace[self.body.func_name]
         self.compile()

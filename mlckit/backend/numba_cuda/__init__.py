@@ -49,6 +49,7 @@ from mlckit.tir.function import PrimFunc
 from mlckit.tir.transform import compact_buffer_allocation
 
 from ..codegen import CodegenError, func_name
+from ..extern import collect_externs, resolve_externs
 from ..signature import ArgumentError, Signature, as_array
 from .kernels import GPULimitError, Kernel, MemoryVerificationError, ScopeError, find_kernels
 from .launch import LaunchPlans, launches_only, native_arrays
@@ -227,6 +228,7 @@ class CudaFunction:
             def empty(shape, dtype):
                 return np.empty(shape, dtype=dtype)
         namespace = {"__name__": f"mlckit_cuda_{self.name}", "empty": empty}
+        namespace.update(resolve_externs(self.func, collect_externs(self.lowered), self.mode))
         exec(compile(self.source, filename, "exec"), namespace)  # noqa: S102
         self._cuda = cuda
         self._host = namespace[_host_name(self.source)]
