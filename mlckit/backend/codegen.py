@@ -105,6 +105,7 @@ class GeneratedSource(str):
     uses_math: bool
     helpers: tuple
     externs: dict  # the extern functions the code calls: name -> (return, argument dtypes)
+    extern_names: dict  # name -> the Python name the code calls it by (usually the same)
     uses_packed: bool  # calls call_packed(name, ...) (T.call_packed)
 
     def stmt_lines(self, stmt: Stmt) -> list[int]:
@@ -185,6 +186,7 @@ class _Generator(ExprWriter, LocalScalars, VectorLanes, RegisterPromotion, FlatP
         self.iter_bindings: dict = {}  # id(block iter var) -> its value in loop variables
         self.flat_pre: list = []
         self.externs: dict = {}  # extern function name -> (return dtype, argument dtypes)
+        self.extern_names: dict = {}  # extern function name -> its Python name in the code
         self.data_owner: dict = {}  # id(buffer data Var) -> the buffer owning that memory
         self.uses_packed = False  # T.call_packed: call_packed(...) must be in the namespace
 
@@ -314,6 +316,7 @@ class _Generator(ExprWriter, LocalScalars, VectorLanes, RegisterPromotion, FlatP
         src.uses_math = self.uses_math
         src.helpers = tuple(helpers)
         src.externs = dict(self.externs)
+        src.extern_names = dict(self.extern_names)
         src.uses_packed = self.uses_packed
         return src
 

@@ -33,7 +33,7 @@ from mlckit.tir.expr import BufferLoad, Call, IntImm, StringImm, Var
 
 from mlckit.arith import Analyzer
 
-from .codegen_common import P_ADD, P_ATOM, CodegenError
+from .codegen_common import P_ADD, P_ATOM, RESERVED, CodegenError
 
 __all__ = ["ExternCalls", "EXTERN_CALLS"]
 
@@ -44,6 +44,7 @@ class ExternCalls:
     """Mixin of the generator: ``T.call_extern`` and ``T.match_buffer`` in blocks."""
 
     externs: dict  # extern name -> (return dtype, argument dtypes)
+    extern_names: dict  # extern name -> the Python name the code calls it by
     data_owner: dict  # id(data Var) -> the Buffer whose array holds that memory
 
     def note_data(self, buf: Buffer) -> None:
@@ -65,7 +66,8 @@ class ExternCalls:
                 raise CodegenError(
                     f"{self.name}: the extern {name.value!r} is called with two different "
                     f"signatures: {_sig_text(*seen)} and {_sig_text(*sig)}")
-            return f"{name.value}({', '.join(self.extern_arg(a) for a in args)})", P_ATOM
+            pyname = self.extern_py_name(name.value)
+            return f"{pyname}({', '.join(self.extern_arg(a) for a in args)})", P_ATOM
         if short == "tvm_call_packed":
             if self.flavour.name not in ("lnumpy", "numba"):
                 raise CodegenError(f"{self.name}: T.call_packed calls a Python function, which "
@@ -84,6 +86,19 @@ class ExternCalls:
             return self.address(load.buffer.data, offset), P_ATOM
         raise CodegenError(f"{self.name}: T.{short} may only appear as an argument of "
                            "T.tvm_access_ptr")
+
+    def extern_py_name(self, name: str) -> str:
+        """The Python name the extern ``name`` is called by: its own, unless the function or
+        a variable already has it (``axpb_1``)."""
+        pyname = self.extern_names.get(name)
+        if pyname is None:
+            pyname, n = name, 0
+            while pyname in RESERVED or pyname == self.name or pyname in self.name_dtype:
+                n += 1
+                pyname = f"{name}_{n}"
+            self.name_dtype[pyname] = "__unique__"
+            self.extern_names[name] = pyname
+        return pyname
 
     def extern_arg(self, a) -> str:
         if isinstance(a, Var) and a.dtype == "handle" and id(a) in self.data_owner:

@@ -193,6 +193,10 @@ class ExternTable(dict):
         super().__init__()
         self.notes: list[str] = []
 
+    def namespace(self, py_names: dict) -> dict:
+        """The implementations under the Python names the generated code calls them by."""
+        return {py_names.get(name, name): impl for name, impl in self.items()}
+
 
 def resolve_externs(func, externs: dict, backend: str, strict: bool = True) -> dict:
     """``{name: implementation}`` for the extern calls ``externs`` (name -> (return dtype,

@@ -78,7 +78,8 @@ class LNumpyFunction:
         SOURCES[filename] = self.source
         linecache.cache[filename] = (len(self.source), None, self.source.splitlines(True), filename)
         namespace = {"np": checked_np, "math": math, "__name__": "mlckit_lnumpy"}
-        namespace.update(resolve_externs(func, self.source.externs, "lnumpy"))
+        namespace.update(resolve_externs(func, self.source.externs, "lnumpy").namespace(
+            self.source.extern_names))
         if self.source.uses_packed:
             namespace["call_packed"] = call_packed
         exec(code, namespace)  # noqa: S102 - the code is generated from the IR

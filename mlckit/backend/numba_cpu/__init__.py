@@ -39,10 +39,11 @@ from pathlib import Path
 from mlckit.error import TVMError, TVMTypeError
 from mlckit.tir import dtype as dt
 from mlckit.tir.function import PrimFunc
+from mlckit.tir.op_extern import get_extern
 from mlckit.tir.transform import compact_buffer_allocation
 
 from ..codegen import NUMBA, CodegenError, GeneratedSource, func_name, generate
-from ..extern import resolve_externs
+from ..extern import collect_externs, resolve_externs
 from ..signature import ArgumentError, Signature
 
 __all__ = ["ArgumentError", "CodegenError", "NumbaCompileError", "NumbaFunction", "build",
@@ -204,7 +205,7 @@ class NumbaFunction:
             module = types.ModuleType(f"mlckit_numba_{name}_{next(_MODULES)}")
             sys.modules[module.__name__] = module
             namespace = vars(module)
-            namespace.update(externs)
+            namespace.update(externs.namespace(self.body.extern_names))
             exec(compile(self.source, f"<numba_cpu {name}>", "exec"), namespace)  # noqa: S102
         self.dispatcher = namespace[self.body.func_name]
         self.compile()
@@ -339,7 +340,9 @@ def build(func: PrimFunc, name: str | None = None, fastmath: bool = False,
     if not isinstance(func, PrimFunc):
         raise TVMTypeError(f"numba_cpu.build expects a tir.PrimFunc, got {type(func).__name__}")
     name = name or func_name(func)
-    key = (structural_hash(func), name, fastmath, cache)
+    # the registered implementations of its externs are part of what it runs
+    externs = tuple((n, id(get_extern(n))) for n in sorted(collect_externs(func)))
+    key = (structural_hash(func), name, fastmath, cache, externs)
     with _LOCK:
         for other, compiled in _CACHE.get(key, ()):
             if other is func or structural_equal(other, func):
