@@ -164,7 +164,17 @@ class ExternCalls:
                 self.emit(f"{label} = {self.name_of(src.buffer)}[{', '.join(parts)}]", stmt)
 
     def define_or_check(self, target, value, what: str, stmt) -> None:
-        """Bind a variable of a matched buffer (its offset, a stride) to ``value``."""
+        """Bind a variable of a matched buffer (its offset, a stride) to ``value``; a constant
+        must equal it (TVM's LowerMatchBuffer)."""
+        if isinstance(target, IntImm):
+            diff = Analyzer().simplify(value - target)
+            if not (isinstance(diff, IntImm) and diff.value == 0):
+                hint = (" (declare the buffer with offset_factor=... for a symbolic offset)"
+                        if what.endswith("elem_offset") else "")
+                raise CodegenError(
+                    f"{self.name}: T.match_buffer {what} is {target.value} but the matched "
+                    f"region has {self.expr_text(value)}{hint}")
+            return
         if isinstance(target, Var) and id(target) not in self.names:
             hint = target.name_hint
             if not hint or hint.startswith("_"):  # unnamed: "_elem_offset" -> "A_elem_offset"

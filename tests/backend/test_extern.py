@@ -115,7 +115,7 @@ def test_a_matched_buffer_accessed_elementwise_is_a_view_of_its_region():
                 vi = T.axis.remap("S", [i])
                 T.reads(A[vi, 0:8])
                 T.writes(A[vi, 0:8])
-                row = T.match_buffer(A[vi, 0:8], (8,))
+                row = T.match_buffer(A[vi, 0:8], (8,), offset_factor=1)
                 for j in range(8):
                     row[j] = row[j] * T.float32(2)
 
@@ -163,3 +163,20 @@ def test_call_packed_calls_the_registered_function_with_arrays(target):
     mlckit.build(f, target=target)(x)
     assert len(seen) == 1 and seen[0][1] == 4
     np.testing.assert_array_equal(seen[0][0], x)
+
+
+def test_a_matched_buffer_with_a_constant_offset_must_start_there():
+    @T.prim_func
+    def f(A: T.Buffer((4, 8), "float32")):
+        for i in range(4):
+            with T.block("R"):
+                vi = T.axis.remap("S", [i])
+                T.reads(A[vi, 0:8])
+                T.writes(A[vi, 0:8])
+                row = T.match_buffer(A[vi, 0:8], (8,))  # no offset_factor: elem_offset 0
+                T.evaluate(T.call_extern("int32", "touch", row.access_ptr("w")))
+
+    with pytest.raises(mlckit.backend.codegen.CodegenError,
+                       match=r"T.match_buffer row.elem_offset is 0 but the matched region has "
+                             r"vi \* 8 \(declare the buffer with offset_factor"):
+        lnumpy.to_source(f)

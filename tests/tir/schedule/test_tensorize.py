@@ -244,3 +244,42 @@ def test_intrinsic_with_different_parameters_is_rejected():
     with pytest.raises(TVMValueError, match="the description has 3 buffer parameters, the "
                                             "implementation 2"):
         tir.TensorIntrin(mm16_desc, two)
+
+
+@T.prim_func
+def two_matmuls(A: T.Buffer((32, 32), "float32"), B: T.Buffer((32, 32), "float32"),
+                C: T.Buffer((32, 32), "float32"), D: T.Buffer((32, 32), "float32")):
+    for i, j, k in T.grid(32, 32, 32):
+        with T.block("C"):
+            vi, vj, vk = T.axis.remap("SSR", [i, j, k])
+            with T.init():
+                C[vi, vj] = T.float32(0)
+            C[vi, vj] = C[vi, vj] + A[vi, vk] * B[vj, vk]
+    for i, j, k in T.grid(32, 32, 32):
+        with T.block("D"):
+            vi, vj, vk = T.axis.remap("SSR", [i, j, k])
+            with T.init():
+                D[vi, vj] = T.float32(0)
+            D[vi, vj] = D[vi, vj] + B[vi, vk] * A[vj, vk]
+
+
+def test_each_tensorized_block_binds_its_own_buffers():
+    sch = tir.Schedule(two_matmuls, debug_mask="all")  # well-formed after every step
+    for name in ("C", "D"):
+        i, j, k = sch.get_loops(name)
+        i, ii = sch.split(i, factors=[None, 16])
+        j, ji = sch.split(j, factors=[None, 16])
+        k, ki = sch.split(k, factors=[None, 16])
+        sch.reorder(i, j, k, ii, ji, ki)
+        sch.decompose_reduction(name, k)
+        sch.tensorize(ii, "test_mm16")
+        sch.annotate(i, "pragma_import_llvm", clang.create_llvm(MM16_C))
+    c_block, d_block = sch.get(sch.get_block("C_update_o")), sch.get(sch.get_block("D_update_o"))
+    assert c_block.match_buffers[0].buffer is not d_block.match_buffers[0].buffer
+    rng = np.random.default_rng(1)
+    a, b = rng.random((32, 32), dtype=np.float32), rng.random((32, 32), dtype=np.float32)
+    c, d = np.zeros((32, 32), np.float32), np.zeros((32, 32), np.float32)
+    mlckit.build(sch.mod, target="llvm")["main"](a, b, c, d)
+    np.testing.assert_allclose(c, a @ b.T, rtol=1e-5)
+    np.testing.assert_allclose(d, b @ a.T, rtol=1e-5)
+    assert_structural_equal(mlckit.script.from_source(sch.mod.script()), sch.mod)
