@@ -268,16 +268,19 @@ def call_packed(name: str, *args):
     return 0
 
 
-def collect_externs(func) -> dict:
-    """The extern calls of ``func``: name -> (return dtype, argument dtypes)."""
+def collect_externs(func, pointers: list | None = None) -> dict:
+    """The extern calls of ``func``: name -> (return dtype, argument dtypes); the pointer
+    intrinsics (``tvm_access_ptr``, ``address_of``) it uses are appended to ``pointers``."""
     from mlckit.tir.expr import Call
 
     found: dict = {}
 
     def visit(x):
-        if isinstance(x, Call) and getattr(x.op, "name", "") in (
-                "tir.call_extern", "tir.call_pure_extern"):
+        op = getattr(x.op, "name", "") if isinstance(x, Call) else ""
+        if op in ("tir.call_extern", "tir.call_pure_extern"):
             found.setdefault(x.args[0].value, (x.dtype, tuple(a.dtype for a in x.args[1:])))
+        if op in ("tir.tvm_access_ptr", "tir.address_of") and pointers is not None:
+            pointers.append(op)
         if isinstance(x, list):
             for y in x:
                 visit(y)

@@ -228,7 +228,13 @@ class CudaFunction:
             def empty(shape, dtype):
                 return np.empty(shape, dtype=dtype)
         namespace = {"__name__": f"mlckit_cuda_{self.name}", "empty": empty}
-        namespace.update(resolve_externs(self.func, collect_externs(self.lowered), self.mode))
+        pointers: list = []
+        externs = collect_externs(self.lowered, pointers)
+        if pointers and self.mode == "gpu":
+            raise CodegenError(f"{self.name}: the kernel passes buffer addresses "
+                               f"({pointers[0]}) to an extern function, which mlckit can do on "
+                               "the CPU and the simulator but not in a kernel on the GPU")
+        namespace.update(resolve_externs(self.func, externs, self.mode))
         exec(compile(self.source, filename, "exec"), namespace)  # noqa: S102
         self._cuda = cuda
         self._host = namespace[_host_name(self.source)]
