@@ -283,3 +283,74 @@ def test_each_tensorized_block_binds_its_own_buffers():
     np.testing.assert_allclose(c, a @ b.T, rtol=1e-5)
     np.testing.assert_allclose(d, b @ a.T, rtol=1e-5)
     assert_structural_equal(mlckit.script.from_source(sch.mod.script()), sch.mod)
+
+
+# the MLC course's intrinsic: tiles in special memory scopes, the kernel in C++ (extern "C")
+@T.prim_func
+def tmm16_desc(a: T.handle, b: T.handle, c: T.handle) -> None:
+    A = T.match_buffer(a, (16, 16), "float32", offset_factor=16, scope="global.A_reg")
+    B = T.match_buffer(b, (16, 16), "float32", offset_factor=16, scope="global.B_reg")
+    C = T.match_buffer(c, (16, 16), "float32", offset_factor=16, scope="global.accumulator")
+    with T.block("root"):
+        T.reads(C[0:16, 0:16], A[0:16, 0:16], B[0:16, 0:16])
+        T.writes(C[0:16, 0:16])
+        for i, j, k in T.grid(16, 16, 16):
+            with T.block(""):
+                vii, vjj, vkk = T.axis.remap("SSR", [i, j, k])
+                C[vii, vjj] = C[vii, vjj] + A[vii, vkk] * B[vjj, vkk]
+
+
+@T.prim_func
+def tmm16_impl(a: T.handle, b: T.handle, c: T.handle) -> None:
+    sa = T.int32()
+    sb = T.int32()
+    sc = T.int32()
+    A = T.match_buffer(a, (16, 16), "float32", offset_factor=16, strides=[sa, 1],
+                       scope="global.A_reg")
+    B = T.match_buffer(b, (16, 16), "float32", offset_factor=16, strides=[sb, 1],
+                       scope="global.B_reg")
+    C = T.match_buffer(c, (16, 16), "float32", offset_factor=16, strides=[sc, 1],
+                       scope="global.accumulator")
+    with T.block("root"):
+        T.reads(C[0:16, 0:16], A[0:16, 0:16], B[0:16, 0:16])
+        T.writes(C[0:16, 0:16])
+        T.evaluate(T.call_extern("tmm16", C.access_ptr("w"), A.access_ptr("r"),
+                                 B.access_ptr("r"), sa, sb, sc, dtype="int32"))
+
+
+TMM16_CC = """
+extern "C" int tmm16(float *cc, float *aa, float *bb, int stride_a, int stride_b, int stride_c) {
+  for (int i = 0; i < 16; ++i)
+    for (int j = 0; j < 16; ++j)
+      for (int k = 0; k < 16; ++k)
+        cc[i * stride_c + j] += aa[i * stride_a + k] * bb[j * stride_b + k];
+  return 0;
+}
+"""
+
+tir.TensorIntrin.register("test_tmm16_scoped", tmm16_desc, tmm16_impl, override=True)
+
+
+def test_course_flow_with_memory_scopes_and_a_cpp_kernel():
+    sch, (i, j, k, ii) = tiled_schedule()
+    block = sch.blockize(ii)
+    a_reg = sch.cache_read(block, 0, storage_scope="global.A_reg")
+    b_reg = sch.cache_read(block, 1, storage_scope="global.B_reg")
+    sch.compute_at(a_reg, k)
+    sch.compute_at(b_reg, k)
+    write_back = sch.cache_write(block, 0, storage_scope="global.accumulator")
+    sch.reverse_compute_at(write_back, j)
+    # the plain description does not match: the tiles are in other memory scopes
+    expect_error(sch, lambda: sch.tensorize(block, "test_mm16"),
+                 "buffer `C_global.accumulator` is in scope 'global.accumulator', the "
+                 "description's `C` in scope 'global'")
+    sch.decompose_reduction(block, k)
+    sch.tensorize(block, "test_tmm16_scoped")
+    sch.annotate(i, "pragma_import_llvm", clang.create_llvm(TMM16_CC))
+    rng = np.random.default_rng(2)
+    a = rng.random((64, 64), dtype=np.float32)
+    b = rng.random((64, 64), dtype=np.float32)
+    for target in ("llvm", "lnumpy"):
+        c = np.zeros((64, 64), dtype=np.float32)
+        mlckit.build(sch.mod, target=target)["main"](a, b, c)
+        np.testing.assert_allclose(c, a @ b.T, rtol=1e-5)
