@@ -41,11 +41,11 @@ from mlckit.tir.expr import (
 )
 
 from .codegen_common import (
-    EXTERN_INTRINSICS,
     _BINOPS,
     _CMPOPS,
     _NP_BINARY,
     _NP_UNARY,
+    EXTERN_INTRINSICS,
     P_AND,
     P_ATOM,
     P_CMP,

@@ -27,11 +27,10 @@ is written as (TVM's LowerMatchBuffer, then its C calling convention)::
 
 from __future__ import annotations
 
+from mlckit.arith import Analyzer
 from mlckit.tir import dtype as dt
 from mlckit.tir.buffer import Buffer
 from mlckit.tir.expr import BufferLoad, Call, IntImm, StringImm, Var
-
-from mlckit.arith import Analyzer
 
 from .codegen_common import P_ADD, P_ATOM, RESERVED, CodegenError
 

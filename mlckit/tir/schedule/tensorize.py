@@ -35,7 +35,6 @@ from mlckit.tir.stmt_functor import renew_defs
 from .error import ScheduleError
 from .instruction import primitive
 from .ir_utils import Rewrite, replace_stmts
-from .rv import BlockRV
 from .tensor_intrin import TensorIntrin
 
 
@@ -178,14 +177,14 @@ class TensorizeMatcher:
                           "outer block's T.reads / T.writes")
             self.bases[id(lhs.buffer)] = [r.min for r in lhs.region]
             for i, (a, b) in enumerate(zip(lhs.region[offset:], rhs.region)):
-                if not self.equal(a.extent, b.extent, rebase=False):
+                if not self.equal(a.extent, b.extent):
                     self.fail(f"{path}.region[{offset + i}].extent", lhs, rhs,
                               f"the extent {_short(a.extent)} differs from the description's "
                               f"{_short(b.extent)}")
             return
         for i, (a, b) in enumerate(zip(lhs.region[offset:], rhs.region)):
             p = f"{path}.region[{offset + i}]"
-            if not self.equal(a.extent, b.extent, rebase=False):
+            if not self.equal(a.extent, b.extent):
                 self.fail(f"{p}.extent", lhs, rhs, "extents differ")
             if not self.equal(a.min - base[offset + i], b.min):
                 self.fail(f"{p}.min", lhs, rhs,
@@ -203,7 +202,7 @@ class TensorizeMatcher:
         if offset < 0 or len(lhs.indices) != len(base):
             self.fail(f"{path}.indices", lhs, rhs, "the numbers of indices differ")
         for i in range(offset):
-            if not self.equal(lhs.indices[i], base[i], rebase=False, to_rhs=False):
+            if not self.equal(lhs.indices[i], base[i], to_rhs=False):
                 self.fail(f"{path}.indices[{i}]", lhs, rhs, "a leading index differs from "
                           "the region's start")
         for i, (a, b) in enumerate(zip(lhs.indices[offset:], rhs.indices)):
@@ -221,9 +220,9 @@ class TensorizeMatcher:
         self.var_map[id(lhs)] = rhs
         self._keep += [lhs, rhs]
 
-    def equal(self, a, b, rebase: bool = True, to_rhs: bool = True) -> bool:
-        """Whether lhs expression ``a`` (its variables renamed to the description's) equals
-        ``b``; ``rebase`` also simplifies with the block's iterator ranges."""
+    def equal(self, a, b, to_rhs: bool = True) -> bool:
+        """Whether ``a`` equals ``b``: with ``to_rhs``, ``a`` is the block's expression
+        (simplified with its iterators' ranges, variables renamed to the description's)."""
         if to_rhs:
             a = substitute(self.lhs_ana.simplify(a), self.var_map)
         ana = Analyzer()
@@ -317,10 +316,10 @@ class TensorizeMixin:
                         C[...] = C[...] + A[...] * B[...]
         """
         prim = "tensorize"
-        intrin = TensorIntrin.get(tensor_intrin) if isinstance(tensor_intrin, str) else None
         if not isinstance(tensor_intrin, str):
             raise ScheduleError(prim, f"tensor_intrin must be the name of a registered "
                                 f"TensorIntrin, got {type(tensor_intrin).__name__}")
+        intrin = TensorIntrin.get(tensor_intrin)
         sref = self._sref(block_or_loop, prim)
         if sref.is_loop:
             # blockize on a copy first: a mismatch must leave this schedule untouched
@@ -334,8 +333,7 @@ class TensorizeMixin:
                                           prim)
         else:
             block_sref = sref
-        matcher, impl, new_block = self._tensorize_check(prim, block_sref, intrin,
-                                                         tensor_intrin)
+        new_block = self._tensorize_check(prim, block_sref, intrin, tensor_intrin)
         rw = Rewrite()
         rw.link(block_sref.stmt, new_block)
         func = self.mod[block_sref.func_name]
@@ -362,7 +360,7 @@ class TensorizeMixin:
             annotations.setdefault(key, value)
         new_block = block.replace(body=impl_block.body, match_buffers=match_buffers,
                                   annotations=annotations)
-        return matcher, impl, new_block
+        return new_block
 
 
 __all__ = ["TensorizeMatcher", "TensorizeMixin"]
