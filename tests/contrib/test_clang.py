@@ -1,6 +1,4 @@
-"""mlckit.contrib: TVM's tempdir and create_llvm (C source where there is no clang)."""
-
-import os
+"""mlckit.contrib.clang: create_llvm (LLVM IR with clang; the C source, checked by cc, without)."""
 
 import pytest
 
@@ -9,25 +7,6 @@ from mlckit.contrib import clang, utils
 from mlckit.error import TVMError
 
 ONE = 'extern "C" int one() { return 1; }'
-
-
-def test_tempdir_relpath_listdir_remove():
-    temp = utils.tempdir()
-    path = temp.relpath("kernel.ll")
-    assert os.path.dirname(path) == temp.temp_dir
-    with open(path, "w") as f:
-        f.write("x")
-    assert temp.listdir() == ["kernel.ll"]
-    directory = temp.temp_dir
-    temp.remove()
-    assert not os.path.exists(directory)
-
-
-def test_tempdir_as_context_manager():
-    with utils.tempdir() as temp:
-        directory = temp.temp_dir
-        assert os.path.isdir(directory)
-    assert not os.path.exists(directory)
 
 
 def test_create_llvm_writes_the_output_and_returns_code_that_builds():
