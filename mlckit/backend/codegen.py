@@ -79,6 +79,7 @@ from .codegen_common import (  # noqa: F401 - re-exported
     np_scalar,
 )
 from .codegen_expr import ExprWriter
+from .codegen_extern import ExternCalls
 from .codegen_flat import FlatParams
 from .codegen_lanes import VectorLanes
 from .codegen_local import LocalScalars, _NotScalar
@@ -103,6 +104,9 @@ class GeneratedSource(str):
     uses_prange: bool
     uses_math: bool
     helpers: tuple
+    externs: dict  # the extern functions the code calls: name -> (return, argument dtypes)
+    extern_names: dict  # name -> the Python name the code calls it by (usually the same)
+    uses_packed: bool  # calls call_packed(name, ...) (T.call_packed)
 
     def stmt_lines(self, stmt: Stmt) -> list[int]:
         return [n for n, s in self.line_to_stmt.items() if s is stmt]
@@ -149,7 +153,8 @@ def _binds_copy_of(stmt, var_ids: set) -> bool:
 
 
 
-class _Generator(ExprWriter, LocalScalars, VectorLanes, RegisterPromotion, FlatParams):
+class _Generator(ExprWriter, LocalScalars, VectorLanes, RegisterPromotion, FlatParams,
+                 ExternCalls):
     def __init__(self, func: PrimFunc, name: str, flavour: Flavour, not_scalar: frozenset = frozenset()):
         self.func = func
         # a PrimFunc named like a builtin the generated code calls (Relax names the PrimFunc
@@ -180,6 +185,10 @@ class _Generator(ExprWriter, LocalScalars, VectorLanes, RegisterPromotion, FlatP
         self.flat: dict = {}  # constant-shape parameters read through flat views
         self.iter_bindings: dict = {}  # id(block iter var) -> its value in loop variables
         self.flat_pre: list = []
+        self.externs: dict = {}  # extern function name -> (return dtype, argument dtypes)
+        self.extern_names: dict = {}  # extern function name -> its Python name in the code
+        self.data_owner: dict = {}  # id(buffer data Var) -> the buffer owning that memory
+        self.uses_packed = False  # T.call_packed: call_packed(...) must be in the namespace
 
     # -- naming ----------------------------------------------------------------------------
     def bind(self, obj, hint: str, type_key: str, scoped: bool = True) -> str:
@@ -245,6 +254,7 @@ class _Generator(ExprWriter, LocalScalars, VectorLanes, RegisterPromotion, FlatP
             if buf is not None:
                 params.append(self.bind(buf, buf.name, f"buffer:{buf.dtype}:{buf.ndim}", scoped=False))
                 self.names[id(buf.data)] = self.names[id(buf)]
+                self.note_data(buf)
             else:
                 params.append(self.bind(p, p.name_hint, p.dtype, scoped=False))
         self.emit(f"def {self.name}({', '.join(params)}):", indent=0)
@@ -305,6 +315,9 @@ class _Generator(ExprWriter, LocalScalars, VectorLanes, RegisterPromotion, FlatP
         src.uses_prange = self.uses_prange
         src.uses_math = self.uses_math
         src.helpers = tuple(helpers)
+        src.externs = dict(self.externs)
+        src.extern_names = dict(self.extern_names)
+        src.uses_packed = self.uses_packed
         return src
 
     def helper_closure(self) -> list[str]:
@@ -347,6 +360,8 @@ class _Generator(ExprWriter, LocalScalars, VectorLanes, RegisterPromotion, FlatP
 
     def stmt_Evaluate(self, s: Evaluate):
         v = s.value
+        if self.packed_statement(s):
+            return
         if isinstance(v, (IntImm, FloatImm)):
             self.emit("pass", s)
             return
@@ -471,10 +486,6 @@ class _Generator(ExprWriter, LocalScalars, VectorLanes, RegisterPromotion, FlatP
         is_root = not block.iter_vars and block.name_hint == "root"
         pred = s.predicate
         conditional = not (isinstance(pred, IntImm) and pred.value)
-        if block.match_buffers:
-            raise CodegenError(
-                f"{self.name}: block {block.name_hint!r} uses T.match_buffer, which is not supported"
-            )
         if conditional:
             self.emit(f"if {self.expr_text(pred)}:  # T.where", s)
             self.indent += 1
@@ -498,6 +509,8 @@ class _Generator(ExprWriter, LocalScalars, VectorLanes, RegisterPromotion, FlatP
                 self.consts[id(iv.var)] = value_const
         for buf in block.alloc_buffers:
             self.alloc(buf, s)
+        if block.match_buffers:
+            self.match_buffers(block, s)
         if block.init is not None and id(block) not in self.inits_before_loop:
             reduce_vars = [iv for iv in block.iter_vars if iv.iter_type == IterVarType.CommReduce]
             if reduce_vars:
@@ -539,6 +552,7 @@ class _Generator(ExprWriter, LocalScalars, VectorLanes, RegisterPromotion, FlatP
     def alloc(self, buf: Buffer, stmt: Stmt):
         """``T.alloc_buffer`` -> ``np.empty``, hoisted out of loops where legal (numba)."""
         self.check_buffer_supported(buf)
+        self.note_data(buf)
         if self.scalarizable(buf):
             self.alloc_scalars(buf, stmt)
             return

@@ -72,13 +72,24 @@ HELPERS = {
         '    """Remainder with the sign of a (TIR\'s Mod on integers)."""\n'
         "    return a - truncdiv(a, b) * b\n"
     ),
+    "address": (
+        "def address(a, offset):\n"
+        '    """The address of element ``offset`` of the memory of ``a`` (T.tvm_access_ptr)."""\n'
+        "    a = np.asarray(a)\n"
+        "    return int(a.ctypes.data) + int(offset) * a.itemsize\n"
+    ),
 }
 HELPER_DEPS = {"truncmod": ("truncdiv",)}
 
 RESERVED = set(keyword.kwlist) | {
     "np", "math", "prange", "njit", "range", "min", "max", "abs", "int", "float", "bool",
     "len", "print", "None", "True", "False", "truncdiv", "truncmod", "AssertionError",
+    "address", "call_packed", "objmode",
 }
+
+# intrinsics of extern calls, written by codegen_extern
+EXTERN_INTRINSICS = ("call_extern", "call_pure_extern", "tvm_access_ptr", "address_of",
+                     "type_annotation", "tvm_call_packed")
 
 # Python operator precedence (higher binds tighter).
 P_COND, P_OR, P_AND, P_NOT, P_CMP, P_ADD, P_MUL, P_UNARY, P_ATOM = 0, 1, 2, 3, 4, 6, 7, 8, 10

@@ -45,6 +45,7 @@ from .codegen_common import (
     _CMPOPS,
     _NP_BINARY,
     _NP_UNARY,
+    EXTERN_INTRINSICS,
     P_AND,
     P_ATOM,
     P_CMP,
@@ -217,6 +218,8 @@ class ExprWriter:
             if e.dtype != "float64":
                 return f"{np_scalar(e.dtype)}({inner})", P_ATOM
             return inner, P_ATOM
+        if short in EXTERN_INTRINSICS:
+            return self.extern_expr(e, short)
         raise CodegenError(
             f"{self.name}: the intrinsic {op!r} is not supported by the {self.flavour.name} backend"
         )

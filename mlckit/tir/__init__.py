@@ -44,8 +44,18 @@ from .expr import (
 from .function import PrimFunc
 from .op import *  # noqa: F403 - the intrinsics: exp, log, sqrt, ...
 from .op import call_intrin, if_then_else, max_value, min_value
+from .op_extern import (
+    address_of,
+    call_extern,
+    call_packed,
+    call_pure_extern,
+    register_extern,
+    tvm_access_ptr,
+    type_annotation,
+)
 from .schedule import BlockRV, ExprRV, LoopRV, Schedule, ScheduleError, Trace
 from .schedule.layout import IndexMap
+from .schedule.tensor_intrin import TensorIntrin
 from .stmt import (
     Allocate,
     AssertStmt,

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from mlckit.error import TVMIndexError, TVMNotImplementedError
+from mlckit.error import TVMIndexError, TVMNotImplementedError, TVMValueError
 from mlckit.ir.node import Node, node
 
 from . import dtype as dt
@@ -90,8 +90,46 @@ class Buffer(Node):
 
         return BufferStore(self, convert(value, self.dtype), [convert(i) for i in indices])
 
-    def access_ptr(self, *args, **kwargs):
-        raise TVMNotImplementedError("access_ptr is not supported by mlckit")
+    READ, WRITE = 1, 2
+
+    def access_ptr(self, access_mask, ptr_type="handle", content_lanes=1, offset=0,
+                   extent=None):
+        """The address of the buffer's first element for an extern call, as TVM builds it:
+        ``T.tvm_access_ptr(T.type_annotation(dtype), A.data, A.elem_offset + offset, extent,
+        mask)`` with ``mask`` 1 for ``"r"``, 2 for ``"w"``, 3 for ``"rw"``; the extent is
+        ``strides[0] * shape[0]`` (or the product of the shape) minus ``offset``.
+
+        Example::
+
+            T.call_extern("int32", "tmm16", C.access_ptr("w"), A.access_ptr("r"))
+        """
+        from .op_extern import tvm_access_ptr, type_annotation
+
+        if isinstance(access_mask, str):
+            mask = 0
+            for c in access_mask:
+                if c not in "rw":
+                    raise TVMValueError(f"access_ptr of {self.name!r}: unknown access mask "
+                                        f"{access_mask!r} (use 'r', 'w' or 'rw')")
+                mask |= self.READ if c == "r" else self.WRITE
+            access_mask = mask
+        if content_lanes != 1:
+            raise TVMNotImplementedError(f"access_ptr of {self.name!r}: content_lanes > 1 "
+                                         "(vector pointers) is not supported by mlckit")
+        offset = convert(offset)
+        if extent is None:
+            if not self.shape:
+                extent = convert(1)
+            elif len(self.strides) == len(self.shape):
+                extent = self.strides[0] * self.shape[0] - offset
+            else:
+                extent = convert(1)
+                for dim in self.shape:
+                    extent = extent * dim
+                extent = extent - offset
+        elem_offset = self.elem_offset + offset
+        return tvm_access_ptr(type_annotation(self.dtype), self.data, elem_offset,
+                              convert(extent), access_mask)
 
 
 def _simplified_extent(start, stop):
@@ -164,7 +202,13 @@ def decl_buffer(
     dtype = dt.check_dtype(dtype)
     data = data if data is not None else Var(name, "handle")
     if elem_offset is None:
-        elem_offset = convert(0)
+        # as TVM: an offset factor asks for a symbolic offset (a match_buffer of a tile of a
+        # bigger buffer starts anywhere in it)
+        if offset_factor not in (0, None):
+            index_dtype = shape[0].dtype if shape and isinstance(shape[0], PrimExpr) else "int32"
+            elem_offset = Var(f"{name}_elem_offset", index_dtype)
+        else:
+            elem_offset = convert(0)
     return Buffer(
         data,
         dtype,

@@ -25,6 +25,7 @@ from mlckit.ir.module import IRModule
 from mlckit.tir.function import PrimFunc
 
 from ..codegen import LNUMPY, CodegenError, GeneratedSource, func_name, generate
+from ..extern import call_packed, resolve_externs
 from ..signature import ArgumentError, Signature
 from .runtime import SOURCES, CheckedArray, OutOfBoundsError, checked_np
 
@@ -77,6 +78,10 @@ class LNumpyFunction:
         SOURCES[filename] = self.source
         linecache.cache[filename] = (len(self.source), None, self.source.splitlines(True), filename)
         namespace = {"np": checked_np, "math": math, "__name__": "mlckit_lnumpy"}
+        namespace.update(resolve_externs(func, self.source.externs, "lnumpy").namespace(
+            self.source.extern_names))
+        if self.source.uses_packed:
+            namespace["call_packed"] = call_packed
         exec(code, namespace)  # noqa: S102 - the code is generated from the IR
         self.py_func = namespace[self.source.func_name]
 

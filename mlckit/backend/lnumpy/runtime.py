@@ -63,8 +63,22 @@ class CheckedArray:
         _raise_oob(self, idx, write)
 
     def __getitem__(self, key):
+        if isinstance(key, tuple) and any(isinstance(k, slice) for k in key):
+            return self._region(key)
         self._check(key, False)
         return self.array[key]
+
+    def _region(self, key):
+        """A checked view of a region (a T.match_buffer of a tile): indices and bounds in
+        range, else an out-of-bounds error naming the buffer."""
+        for k, n in zip(key, self.shape):
+            if isinstance(k, slice):
+                ok = 0 <= k.start <= k.stop <= n
+            else:
+                ok = isinstance(k, (int, np.integer)) and 0 <= k < n
+            if not ok or len(key) != len(self.shape):
+                _raise_oob(self, key, False)
+        return CheckedArray(self.array[key], self.name)
 
     def __setitem__(self, key, value):
         self._check(key, True)

@@ -29,17 +29,21 @@ import contextlib
 import functools
 import hashlib
 import importlib.util
+import itertools
 import os
 import sys
 import threading
+import types
 from pathlib import Path
 
 from mlckit.error import TVMError, TVMTypeError
 from mlckit.tir import dtype as dt
 from mlckit.tir.function import PrimFunc
+from mlckit.tir.op_extern import get_extern
 from mlckit.tir.transform import compact_buffer_allocation
 
 from ..codegen import NUMBA, CodegenError, GeneratedSource, func_name, generate
+from ..extern import collect_externs, resolve_externs
 from ..signature import ArgumentError, Signature
 
 __all__ = ["ArgumentError", "CodegenError", "NumbaCompileError", "NumbaFunction", "build",
@@ -123,7 +127,10 @@ def to_source(func: PrimFunc, name: str | None = None, fastmath: bool = False,
 
         print(to_source(mm_relu))     # ... @njit(cache=True) def mm_relu(A, B, C): ...
     """
-    return _module_source(generate(lower(func), NUMBA, name), fastmath, cache)
+    body = generate(lower(func), NUMBA, name)
+    externs = resolve_externs(func, body.externs, "numba", strict=False)
+    return _module_source(body, fastmath, cache and not externs and not body.uses_packed,
+                          externs.notes)
 
 
 def lower(func: PrimFunc) -> PrimFunc:
@@ -133,7 +140,8 @@ def lower(func: PrimFunc) -> PrimFunc:
     return compact_buffer_allocation(func)
 
 
-def _module_source(body: GeneratedSource, fastmath: bool, cache: bool) -> str:
+def _module_source(body: GeneratedSource, fastmath: bool, cache: bool,
+                   extern_notes: list = ()) -> str:
     flags = [f"cache={cache}"]
     if body.uses_prange:
         flags.append("parallel=True")
@@ -148,8 +156,11 @@ def _module_source(body: GeneratedSource, fastmath: bool, cache: bool) -> str:
         "",
         *(["import math", ""] if body.uses_math else []),
         "import numpy as np",
-        "from numba import njit" + (", prange" if body.uses_prange else ""),
+        "from numba import njit" + (", prange" if body.uses_prange else "")
+        + (", objmode" if body.uses_packed else ""),
+        *(["from mlckit.backend.extern import call_packed"] if body.uses_packed else []),
         "",
+        *([*extern_notes, ""] if extern_notes else []),
         "",
     ]
     lines = body_text.splitlines()
@@ -157,6 +168,9 @@ def _module_source(body: GeneratedSource, fastmath: bool, cache: bool) -> str:
     k = max(i for i, ln in enumerate(lines) if ln.startswith("def "))
     lines.insert(k, f"@njit({', '.join(flags)})")
     return "\n".join(header + lines) + "\n"
+
+
+_MODULES = itertools.count()
 
 
 class NumbaFunction:
@@ -173,7 +187,11 @@ class NumbaFunction:
         self.signature = Signature(func, name)
         self.body = generate(lower(func), NUMBA, name)
         self.path = None
-        self.source = _module_source(self.body, fastmath, cache)
+        # extern functions are C function pointers or Numba functions of this process:
+        # code calling them is compiled in memory, not cached on disk
+        externs = resolve_externs(func, self.body.externs, "numba")
+        cache = cache and not externs and not self.body.uses_packed
+        self.source = _module_source(self.body, fastmath, cache, externs.notes)
         namespace = None
         if cache:
             try:
@@ -181,8 +199,13 @@ class NumbaFunction:
             except OSError:
                 namespace = None
         if namespace is None:  # no writable cache dir: compile in memory, uncached
-            self.source = _module_source(self.body, fastmath, False)
-            namespace = {"__name__": f"mlckit_numba_{name}"}
+            self.source = _module_source(self.body, fastmath, False, externs.notes)
+            # a module of its own in sys.modules: Numba finds the globals of an objmode
+            # block (T.call_packed) through it
+            module = types.ModuleType(f"mlckit_numba_{name}_{next(_MODULES)}")
+            sys.modules[module.__name__] = module
+            namespace = vars(module)
+            namespace.update(externs.namespace(self.body.extern_names))
             exec(compile(self.source, f"<numba_cpu {name}>", "exec"), namespace)  # noqa: S102
         self.dispatcher = namespace[self.body.func_name]
         self.compile()
@@ -317,7 +340,9 @@ def build(func: PrimFunc, name: str | None = None, fastmath: bool = False,
     if not isinstance(func, PrimFunc):
         raise TVMTypeError(f"numba_cpu.build expects a tir.PrimFunc, got {type(func).__name__}")
     name = name or func_name(func)
-    key = (structural_hash(func), name, fastmath, cache)
+    # the registered implementations of its externs are part of what it runs
+    externs = tuple((n, id(get_extern(n))) for n in sorted(collect_externs(func)))
+    key = (structural_hash(func), name, fastmath, cache, externs)
     with _LOCK:
         for other, compiled in _CACHE.get(key, ()):
             if other is func or structural_equal(other, func):

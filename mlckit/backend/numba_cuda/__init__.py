@@ -49,6 +49,7 @@ from mlckit.tir.function import PrimFunc
 from mlckit.tir.transform import compact_buffer_allocation
 
 from ..codegen import CodegenError, func_name
+from ..extern import collect_externs, resolve_externs
 from ..signature import ArgumentError, Signature, as_array
 from .kernels import GPULimitError, Kernel, MemoryVerificationError, ScopeError, find_kernels
 from .launch import LaunchPlans, launches_only, native_arrays
@@ -227,6 +228,13 @@ class CudaFunction:
             def empty(shape, dtype):
                 return np.empty(shape, dtype=dtype)
         namespace = {"__name__": f"mlckit_cuda_{self.name}", "empty": empty}
+        pointers: list = []
+        externs = collect_externs(self.lowered, pointers)
+        if pointers and self.mode == "gpu":
+            raise CodegenError(f"{self.name}: the kernel passes buffer addresses "
+                               f"({pointers[0]}) to an extern function, which mlckit can do on "
+                               "the CPU and the simulator but not in a kernel on the GPU")
+        namespace.update(resolve_externs(self.func, externs, self.mode))
         exec(compile(self.source, filename, "exec"), namespace)  # noqa: S102
         self._cuda = cuda
         self._host = namespace[_host_name(self.source)]

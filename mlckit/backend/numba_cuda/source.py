@@ -78,7 +78,7 @@ class _KernelGenerator(_Generator):
 
     def stmt_BlockRealize(self, s: S.BlockRealize):
         block = s.block
-        used = var_ids([block.body, block.init])
+        used = var_ids([block.body, block.init, [m.source for m in block.match_buffers]])
         keep = [k for k, iv in enumerate(block.iter_vars)
                 if id(iv.var) in used
                 or (block.init is not None and iv.iter_type == IterVarType.CommReduce)]

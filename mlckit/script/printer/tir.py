@@ -272,7 +272,11 @@ def _let(node: E.Let, d: IRDocsifier) -> D.Doc:
 
 # Intrinsics whose dtype is printed as their first argument (TVM's TScriptDtypePrintLocation).
 DTYPE_FIRST_OPS = {"tir.call_extern", "tir.call_pure_extern", "tir.call_llvm_intrin",
-                   "tir.call_llvm_pure_intrin", "tir.reinterpret"}
+                   "tir.call_llvm_pure_intrin", "tir.reinterpret", "tir.type_annotation"}
+
+
+# Intrinsics printed under another name than their op's (TVM's TScriptPrinterName).
+PRINT_NAMES = {"tir.tvm_call_packed": "tir.call_packed"}
 
 
 @register(E.Call)
@@ -280,6 +284,7 @@ def _call(node: E.Call, d: IRDocsifier) -> D.Doc:
     args = []
     if isinstance(node.op, Op):
         name = node.op.name
+        name = PRINT_NAMES.get(name, name)
         prefix = d.TIR(name[4:] if name.startswith("tir.") else name)
         if name in DTYPE_FIRST_OPS:
             args.append(dtype_doc(node.dtype))

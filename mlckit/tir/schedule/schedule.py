@@ -12,7 +12,7 @@ Example::
 
 The primitives live in one module per family (``loop_transformation``, ``for_kind``,
 ``compute_at``, ``compute_inline``, ``reduction``, ``blockize``, ``cache_read_write``,
-``layout``, ``annotate``, ``sampling``, ``compute_location``); this module holds the state,
+``layout``, ``annotate``, ``sampling``, ``compute_location``, ``tensorize``); this module holds the state,
 the random-variable table and navigation.
 """
 
@@ -48,6 +48,7 @@ from .reduction import ReductionMixin, RFactorMixin
 from .rv import BlockRV, ExprRV, LoopRV
 from .sampling import SamplingMixin
 from .state import ScheduleState, StmtSRef
+from .tensorize import TensorizeMixin
 from .trace import Trace
 
 
@@ -334,6 +335,7 @@ class Schedule(
     AnnotateMixin,
     SamplingMixin,
     ComputeLocationMixin,
+    TensorizeMixin,
     ScheduleBase,
 ):
     """A TensorIR schedule (TVM's ``tir.Schedule``)."""

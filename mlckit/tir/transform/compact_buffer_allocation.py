@@ -81,6 +81,8 @@ def compact_buffer_allocation(func: PrimFunc, gpu: bool = False) -> PrimFunc:
     collector.stmt(func.body)
     plans = {}
     for key, buf in collector.allocated.items():
+        if key in collector.matched:  # viewed by a T.match_buffer: offsets are absolute
+            continue
         plan = _plan(buf, collector.accesses.get(key, []), gpu)
         if plan is not None:
             plans[key] = plan
@@ -105,6 +107,7 @@ class _Collector:
     def __init__(self):
         self.allocated: dict[int, object] = {}
         self.accesses: dict[int, list] = {}
+        self.matched: set[int] = set()  # ids of buffers a T.match_buffer views
         self.loops: list = []
         self.bindings: dict[int, PrimExpr] = {}
         self.predicates: list = []
@@ -143,6 +146,8 @@ class _Collector:
             block = s.block
             for buf in block.alloc_buffers:
                 self.allocated[id(buf)] = buf
+            for m in block.match_buffers:
+                self.matched.add(id(m.source.buffer))
             saved = dict(self.bindings)
             n_pred = len(self.predicates)
             if not (isinstance(s.predicate, E.IntImm) and s.predicate.value):

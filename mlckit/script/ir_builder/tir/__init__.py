@@ -86,3 +86,6 @@ bool = boolean  # noqa: A001 - TVM's T.bool
 
 # TIR expression helpers, as TVM's builder module exposes them (T.max, T.exp, ...)
 from mlckit.tir.op import *  # noqa: E402,F401,F403 - its __all__: exp, max, floordiv ...
+
+# calls leaving TIR (T.call_extern, T.call_packed, T.tvm_access_ptr, T.type_annotation ...)
+from .extern import *  # noqa: E402,F401,F403
