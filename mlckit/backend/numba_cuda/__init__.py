@@ -50,13 +50,20 @@ from mlckit.tir.transform import compact_buffer_allocation
 
 from ..codegen import CodegenError, func_name
 from ..signature import ArgumentError, DeviceStandIn, Signature, as_array
-from .kernels import GPULimitError, Kernel, MemoryVerificationError, ScopeError, find_kernels
+from .kernels import (
+    GPULimitError,
+    Kernel,
+    MemoryVerificationError,
+    ScopeError,
+    ThreadBindingError,
+    find_kernels,
+)
 from .launch import LaunchPlans, launches_only, native_arrays
 from .source import cuda_source
 from .sync import insert_syncs
 
 __all__ = ["MODES", "ArgumentError", "CodegenError", "CudaCompileError", "CudaFunction",
-           "GPULimitError", "Kernel", "MemoryVerificationError", "ScopeError", "build",
+           "GPULimitError", "Kernel", "MemoryVerificationError", "ScopeError", "ThreadBindingError", "build",
            "default_mode", "lower", "to_source"]
 
 MODES = ("gpu", "cpu", "sim")
