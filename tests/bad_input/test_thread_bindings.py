@@ -75,7 +75,7 @@ def test_sibling_loops_on_the_same_axis_are_fine(mode):
 @T.prim_func
 def fetch_like(A: T.Buffer((4, 32), "float32"), B: T.Buffer((4, 32), "float32")):
     for i in T.thread_binding(4, thread="blockIdx.x"):
-        for tx in T.thread_binding(32, thread="threadIdx.x"):
+        for tx in T.thread_binding(32, thread="threadIdx.x"):  # noqa: B007 - the point
             for ty in T.thread_binding(32, thread="threadIdx.x"):  # does not use tx
                 with T.block("B"):
                     vi, vj = T.axis.remap("SS", [i, ty])
