@@ -78,13 +78,50 @@ HELPERS = {
         "    a = np.asarray(a)\n"
         "    return int(a.ctypes.data) + int(offset) * a.itemsize\n"
     ),
+    # float16 on a CPU (numba_cpu.half): stored as uint16 bits, computed in float32
+    "half_to_float": (
+        "def half_to_float(h):\n"
+        '    """The float32 that the float16 bits h (a uint16) encode."""\n'
+        "    bits = np.int32(h)\n"
+        "    exponent = (bits >> 10) & 0x1F\n"
+        "    mantissa = bits & 0x3FF\n"
+        "    if exponent == 0x1F:\n"
+        "        value = np.inf if mantissa == 0 else np.nan\n"
+        "    elif exponent == 0:  # zero or subnormal: mantissa * 2**-24\n"
+        "        value = mantissa * 5.9604644775390625e-08\n"
+        "    else:\n"
+        "        value = (1024 + mantissa) * 2.0 ** (exponent - 25)\n"
+        "    return np.float32(-value if bits & 0x8000 else value)\n"
+    ),
+    "float_to_half": (
+        "def float_to_half(x):\n"
+        '    """The bits (a uint16) of the float16 nearest to x, ties to even, as a cast."""\n'
+        "    v = float(x)\n"
+        "    sign = 0x8000 if math.copysign(1.0, v) < 0.0 else 0\n"
+        "    a = abs(v)\n"
+        "    if a != a:  # NaN\n"
+        "        return np.uint16(0x7E00)\n"
+        "    if a >= 65520.0:  # rounds to infinity\n"
+        "        return np.uint16(sign | 0x7C00)\n"
+        "    if a < 6.103515625e-05:  # below 2**-14: subnormal, in units of 2**-24\n"
+        "        scaled, base = a * 16777216.0, 0\n"
+        "    else:  # a = m * 2**e, 0.5 <= m < 1: exponent e + 14, mantissa 2048 m - 1024\n"
+        "        m, e = math.frexp(a)\n"
+        "        scaled, base = m * 2048.0, ((e + 14) << 10) - 1024\n"
+        "    bits = int(math.floor(scaled))\n"
+        "    rest = scaled - bits\n"
+        "    if rest > 0.5 or (rest == 0.5 and bits % 2 == 1):\n"
+        "        bits += 1\n"
+        "    return np.uint16(sign | (base + bits))\n"
+    ),
 }
 HELPER_DEPS = {"truncmod": ("truncdiv",)}
+HALF_HELPERS = ("half_to_float", "float_to_half")
 
 RESERVED = set(keyword.kwlist) | {
     "np", "math", "prange", "njit", "range", "min", "max", "abs", "int", "float", "bool",
     "len", "print", "None", "True", "False", "truncdiv", "truncmod", "AssertionError",
-    "address", "call_packed", "objmode",
+    "address", "call_packed", "objmode", "half_to_float", "float_to_half",
 }
 
 # intrinsics of extern calls, written by codegen_extern

@@ -46,6 +46,7 @@ from .codegen_common import (
     _NP_BINARY,
     _NP_UNARY,
     EXTERN_INTRINSICS,
+    HALF_HELPERS,
     P_AND,
     P_ATOM,
     P_CMP,
@@ -212,6 +213,10 @@ class ExprWriter:
         if short == "exp10":
             ten = self.fconst(10.0, e.dtype, False)[0]
             return f"np.power({ten}, {self.expr(args[0], 0)})", P_ATOM
+        if short in HALF_HELPERS:  # float16 stored as bits (numba_cpu.half)
+            self.helpers.add(short)
+            self.uses_math = True  # float_to_half rounds with math.frexp
+            return f"{short}({self.expr(args[0], 0)})", P_ATOM
         if short == "erf":
             self.uses_math = True
             inner = f"math.erf({self.expr(args[0], 0)})"

@@ -80,6 +80,24 @@ def as_array(value):
     return None
 
 
+class DeviceStandIn(np.ndarray):
+    """What the check sees for an array in another memory (a GPU's): its shape and dtype
+    without its data (a broadcast of one zero).  Its layout is the device array's own, so
+    the contiguity step passes it as it is.
+
+    Example::
+
+        stand_in = DeviceStandIn.of((128, 128), "float32")
+    """
+
+    @classmethod
+    def of(cls, shape, dtype) -> DeviceStandIn:
+        # writable, as device memory is: the check refuses read-only outputs
+        zero = np.zeros((), dtype=np.dtype(dtype))
+        return np.lib.stride_tricks.as_strided(zero, tuple(shape), (0,) * len(shape),
+                                               writeable=True).view(cls)
+
+
 class Signature:
     """What a PrimFunc expects of its arguments, and the check that enforces it."""
 
@@ -115,13 +133,14 @@ class Signature:
         key = None
         if self._cacheable:
             # writability is part of the key: a verdict may depend on it (an output buffer)
-            key = tuple([(a.shape, a.dtype, a.flags.writeable) for a in args
-                         if type(a) is np.ndarray])
+            # and so is contiguity: a view is copied, or refused where it is written
+            key = tuple([(a.shape, a.dtype, a.flags.writeable, a.flags.c_contiguous)
+                         for a in args if type(a) is np.ndarray])
             accepted = self._accepted
             if accepted is not None and key == accepted[0] and len(key) == len(self.params):
                 return list(args), accepted[1]
         values, env = self._check(args)
-        if key is not None and len(key) == len(self.params):
+        if key is not None and len(key) == len(self.params) and all(k[3] for k in key):
             self._accepted = (key, env)
         return values, env
 
@@ -194,8 +213,22 @@ class Signature:
                         f"{where} has shape {tuple(arr.shape)}, expected "
                         f"{_shape_text(buf.shape)}: {why}"
                     )
+            if not arr.flags.c_contiguous and not isinstance(arr, DeviceStandIn):
+                arr = self._compact(k, pname, arr, where)
             out.append(arr)
         return out, env
+
+    def _compact(self, k, pname, arr, where):
+        """A C-contiguous array with ``arr``'s values: a copy of an input that is a view (a
+        kernel indexes its buffers as compact rows, as TVM's), a refusal for a view the
+        kernel writes (the result would go into the copy, not into the caller's array)."""
+        if k in self.written:
+            raise ArgumentError(
+                f"{where} is {_layout_text(arr)}, not a compact (C-contiguous) array, but "
+                f"{self.name} writes its result into {pname}: the result would go into a "
+                f"copy, not into your array.  Pass a compact array (np.empty(...), or "
+                f"np.ascontiguousarray(...)) and copy the result into the view afterwards")
+        return np.ascontiguousarray(arr)
 
     def scalar(self, k, pname, var, value):
         where = f"{self.name}(): argument {k + 1} ({pname})"
@@ -252,6 +285,22 @@ def written_params(func: PrimFunc) -> set[int]:
                 changed = True
     return {k for k, p in enumerate(func.params)
             if (buf := func.buffer_map.get(p)) is not None and any(same(buf, b) for b in stored)}
+
+
+def _layout_text(arr: np.ndarray) -> str:
+    """What kind of view a non-contiguous ``arr`` is, in words."""
+    strides = tuple(int(s) for s in arr.strides)
+    if any(s == 0 for s, n in zip(strides, arr.shape) if n > 1):
+        kind = "a broadcast view (a stride of 0)"
+    elif any(s < 0 for s in strides):
+        kind = "a reversed view (a negative stride)"
+    elif arr.flags.f_contiguous:
+        kind = "a Fortran-order (column-major) array, a transpose for example"
+    elif arr.ndim >= 2 and abs(strides[-1]) > abs(strides[0]):
+        kind = "a transposed view"
+    else:
+        kind = "a strided view (a slice with a step)"
+    return f"{kind} with strides {strides}"
 
 
 def _np_scalar(dtype: str, value):

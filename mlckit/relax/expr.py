@@ -11,6 +11,7 @@ Example::
 
 from __future__ import annotations
 
+import weakref
 from dataclasses import field
 from typing import Any
 
@@ -240,7 +241,23 @@ class Constant(Expr):
     data: np.ndarray
 
     def __post_init__(self):
-        self.data = np.asarray(self.data)
+        self.data = _owned(self.data)
+
+
+# the arrays Constants hold, copied from the caller's once (as TVM copies a constant into its
+# own tensor): changing the caller's array after relax.const / BindParams changes nothing.
+# Keyed by id, the array kept alive by the Constant that holds it.
+_OWNED: weakref.WeakValueDictionary = weakref.WeakValueDictionary()
+
+
+def _owned(value) -> np.ndarray:
+    """``value`` as an array of mlckit's own: the array itself if a Constant already holds
+    it (a pass rebuilding a Constant copies nothing), else a C-contiguous copy."""
+    if isinstance(value, np.ndarray) and _OWNED.get(id(value)) is value:
+        return value
+    copy = np.array(value, order="C", copy=True)
+    _OWNED[id(copy)] = copy
+    return copy
 
 
 def const(value: Any, dtype: str | None = None) -> Constant:
@@ -259,8 +276,10 @@ def const(value: Any, dtype: str | None = None) -> Constant:
             dtype = dt.check_dtype(dtype)
         except ValueError as err:
             raise TVMValueError(f"relax.const: {err}") from None
-    if hasattr(value, "numpy") and not isinstance(value, (np.ndarray, np.generic)):
-        value = np.asarray(value.numpy())  # an NDArray (or anything with .numpy())
+    if hasattr(value, "_mlckit_numpy_view"):
+        value = np.asarray(value)  # an NDArray's host data (the Constant copies it)
+    elif hasattr(value, "numpy") and not isinstance(value, (np.ndarray, np.generic)):
+        value = np.asarray(value.numpy())  # anything with .numpy()
     elif isinstance(value, (bool, int, float, list, tuple, np.bool_)):
         value = np.array(value, dtype=dt.to_numpy(dtype) if dtype else None)
     elif not isinstance(value, (np.ndarray, np.generic)):
@@ -270,7 +289,7 @@ def const(value: Any, dtype: str | None = None) -> Constant:
     if dtype is None:
         dtype = {np.dtype("int64"): "int32", np.dtype("float64"): "float32"}.get(value.dtype)
     if dtype is not None:
-        value = value.astype(dt.to_numpy(dtype))
+        value = value.astype(dt.to_numpy(dtype), copy=False)  # the Constant copies it
     return Constant(value)
 
 

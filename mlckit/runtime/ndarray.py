@@ -151,12 +151,54 @@ class NDArray:
         return ndarray_html(self)
 
 
+#: the element types a tensor holds (TVM's: no Python objects, strings or complex numbers)
+TENSOR_DTYPES = ("bool", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32",
+                 "uint64", "float16", "float32", "float64")
+
+
+def _check_dtype(where: str, dtype) -> np.dtype:
+    """``dtype`` as a NumPy dtype, or a TVMValueError naming it (a typo such as "flaot32")."""
+    try:
+        np_dtype = np.dtype(dtype)
+    except (TypeError, ValueError):
+        np_dtype = None
+    if np_dtype is None or np_dtype.name not in TENSOR_DTYPES:
+        shown = dtype if isinstance(dtype, str) else getattr(np_dtype, "name", dtype)
+        raise TVMValueError(f"{where}: unknown dtype {shown!r}; a tensor holds one of "
+                            f"{', '.join(TENSOR_DTYPES)}")
+    return np_dtype
+
+
+def _as_numbers(arr, dtype) -> np.ndarray:
+    """``arr`` as a NumPy array of numbers, or a TVMValueError saying why it is not one."""
+    if dtype is not None:
+        dtype = _check_dtype("mlckit.nd.array", dtype)
+    try:
+        source = np.asarray(arr, dtype=dtype)
+    except ValueError as err:
+        if "inhomogeneous" in str(err) or "sequence" in str(err):
+            raise TVMValueError(
+                "mlckit.nd.array: the data is ragged (nested lists of different lengths); a "
+                "tensor is rectangular: give every row the same length") from None
+        raise TVMValueError(f"mlckit.nd.array: the data cannot be converted to "
+                            f"{dtype or 'numbers'} ({err})") from None
+    except TypeError:
+        raise TVMValueError(f"mlckit.nd.array: cannot make a tensor of a "
+                            f"{type(arr).__name__}") from None
+    if source.dtype.name not in TENSOR_DTYPES:
+        raise TVMValueError(
+            f"mlckit.nd.array: the data has element type {source.dtype.name!r} "
+            f"({'Python objects' if source.dtype.kind == 'O' else 'not numbers'}); a tensor "
+            f"holds one of {', '.join(TENSOR_DTYPES)}")
+    return source
+
+
 def array(arr, device: Device | str | None = None, dtype=None) -> NDArray:
     """A new NDArray holding a copy of ``arr`` (``mlckit.nd.array(np_arr, mlckit.cpu())``), its
     data 64-byte aligned as TVM's."""
     if isinstance(arr, NDArray):
         arr = np.asarray(arr)
-    source = np.asarray(arr, dtype=dtype)
+    source = _as_numbers(arr, dtype)
     dev = _device(device) if device is not None else cpu()
     data = aligned_empty(source.shape, source.dtype)
     data[...] = source
@@ -169,13 +211,35 @@ def array(arr, device: Device | str | None = None, dtype=None) -> NDArray:
 
 def empty(shape, dtype="float32", device: Device | str | None = None) -> NDArray:
     """An uninitialised NDArray (``mlckit.nd.empty((n,), "float32")``)."""
-    shape = (shape,) if isinstance(shape, int) else tuple(int(s) for s in shape)
+    shape = _check_shape(shape)
+    dtype = _check_dtype("mlckit.nd.empty", dtype).name
     dev = _device(device) if device is not None else cpu()
     if _on_gpu(dev):
         from . import cuda_driver
 
         return NDArray(cuda_driver.numba_cuda().device_array(shape, dtype=dtype), dev)
     return NDArray(aligned_empty(shape, dtype), dev)
+
+
+def _check_shape(shape) -> tuple:
+    """``shape`` as a tuple of sizes >= 0, or a TVMValueError naming the bad size."""
+    dims = (shape,) if isinstance(shape, (int, np.integer)) else shape
+    try:
+        dims = tuple(dims)
+    except TypeError:
+        raise TVMValueError(f"mlckit.nd.empty: shape must be a tuple of ints, got "
+                            f"{type(shape).__name__}") from None
+    sizes = []
+    for axis, d in enumerate(dims):
+        # ints, NumPy ints and integer constants (an IntImm of a shape) are sizes
+        if isinstance(d, (bool, float, np.floating)) or not hasattr(d, "__int__"):
+            raise TVMValueError(f"mlckit.nd.empty: dimension {axis} of shape {shape!r} is a "
+                                f"{type(d).__name__}, not an int")
+        if int(d) < 0:
+            raise TVMValueError(f"mlckit.nd.empty: dimension {axis} of shape {shape!r} is "
+                                f"{int(d)}; sizes cannot be negative")
+        sizes.append(int(d))
+    return tuple(sizes)
 
 
 def from_dlpack(obj) -> NDArray:

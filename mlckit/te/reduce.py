@@ -167,6 +167,13 @@ def _reduction_axes(name: str, axis) -> list:
                 f"te.{name}: axis {what} is not a reduction axis; create the axes a reduction "
                 f"runs over with te.reduce_axis((lo, hi), name=...)"
             )
+    for k, a in enumerate(axes):
+        # TVM accepts a repeated axis and loops over it twice (the sum counted extent times)
+        if builtins.any(b is a for b in axes[:k]):
+            raise TVMValueError(
+                f"te.{name}: the reduction axis {a.var.name} appears twice in axis="
+                f"{[b.var.name for b in axes]}; each axis is reduced over once, so give it "
+                f"once (for a reduction over two ranges, make a second te.reduce_axis)")
     return axes
 
 

@@ -44,9 +44,11 @@ class ExprOp:
         return mul(other, self)
 
     def __truediv__(self, other):
+        _refuse_int_division(self, other)
         return _binary(Div, self, other)
 
     def __rtruediv__(self, other):
+        _refuse_int_division(other, self)
         return _binary(Div, other, self)
 
     def __floordiv__(self, other):
@@ -461,6 +463,37 @@ def convert(value, dtype: str | None = None) -> Any:
     if hasattr(value, "dtype") and hasattr(value, "item") and getattr(value, "shape", None) == ():
         return const(value.item(), str(value.dtype))  # a NumPy scalar
     return value
+
+
+def _is_int_operand(x) -> bool:
+    if isinstance(x, (bool, float)):
+        return False
+    if isinstance(x, int):
+        return True
+    dtype = getattr(x, "dtype", None)
+    return isinstance(dtype, str) and (dt.is_int(dtype) or dtype.startswith("uint"))
+
+
+def _refuse_int_division(a, b) -> None:
+    """``/`` on two integers is refused, as TVM refuses it: TIR has several integer
+    divisions and Python's ``/`` names none of them (mlckit once printed truncation)."""
+    if not (_is_int_operand(a) and _is_int_operand(b)):
+        return
+    dtype = next(x.dtype for x in (a, b) if hasattr(x, "dtype"))
+    raise TVMTypeError(
+        f"`{_operand_text(a)} / {_operand_text(b)}`: `/` on integers ({dtype}) is ambiguous, "
+        "TIR has several integer divisions. Write `a // b` (floor division, T.floordiv), "
+        "T.truncdiv(a, b) (rounding toward zero, as C) or T.Div(a, b) for TIR's Div; for a "
+        "float result cast first: a.astype(\"float32\") / b")
+
+
+def _operand_text(x) -> str:
+    if not isinstance(x, PrimExpr):
+        return repr(x)
+    try:
+        return x.script()
+    except Exception:  # noqa: BLE001 - best effort for a message
+        return type(x).__name__
 
 
 def _match(a, b) -> tuple[PrimExpr, PrimExpr]:

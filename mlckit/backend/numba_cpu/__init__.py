@@ -36,6 +36,8 @@ import threading
 import types
 from pathlib import Path
 
+import numpy as np
+
 from mlckit.error import TVMError, TVMTypeError
 from mlckit.tir import dtype as dt
 from mlckit.tir.function import PrimFunc
@@ -45,6 +47,7 @@ from mlckit.tir.transform import compact_buffer_allocation
 from ..codegen import NUMBA, CodegenError, GeneratedSource, func_name, generate
 from ..extern import collect_externs, resolve_externs
 from ..signature import ArgumentError, Signature
+from .half import legalize_half
 
 __all__ = ["ArgumentError", "CodegenError", "NumbaCompileError", "NumbaFunction", "build",
            "llvm_pipeline",
@@ -136,8 +139,9 @@ def to_source(func: PrimFunc, name: str | None = None, fastmath: bool = False,
 def lower(func: PrimFunc) -> PrimFunc:
     """The TIR passes run before code generation: ``compact_buffer_allocation`` (a
     ``cache_write("local")`` tile shrinks to its region; small "local" buffers with constant
-    indices then become scalar variables in the generated source)."""
-    return compact_buffer_allocation(func)
+    indices then become scalar variables in the generated source), then ``legalize_half``
+    (float16 stored as uint16 bits and computed in float32: Numba has no float16 on a CPU)."""
+    return legalize_half(compact_buffer_allocation(func))
 
 
 def _module_source(body: GeneratedSource, fastmath: bool, cache: bool,
@@ -208,6 +212,9 @@ class NumbaFunction:
             namespace.update(externs.namespace(self.body.extern_names))
             exec(compile(self.source, f"<numba_cpu {name}>", "exec"), namespace)  # noqa: S102
         self.dispatcher = namespace[self.body.func_name]
+        # float16 arguments: arrays passed as their uint16 bits, scalars as float32
+        self._half = [k for k, (_p, buf, var) in enumerate(self.signature.params)
+                      if (buf.dtype if buf is not None else var.dtype) == "float16"]
         self.compile()
 
     def _load_from_file(self) -> dict:
@@ -237,9 +244,9 @@ class NumbaFunction:
         sig = []
         for _pname, buf, var in self.signature.params:
             if buf is not None:
-                sig.append(types.Array(_numba_dtype(types, buf.dtype), buf.ndim, "C"))
+                sig.append(types.Array(_numba_dtype(types, _storage(buf.dtype)), buf.ndim, "C"))
             else:
-                sig.append(_numba_dtype(types, var.dtype))
+                sig.append(_numba_dtype(types, _compute(var.dtype)))
         try:
             with llvm_pipeline():
                 self.dispatcher.compile(tuple(sig))
@@ -251,6 +258,11 @@ class NumbaFunction:
 
     def __call__(self, *args):
         values, _ = self.signature.check(args)
+        if self._half:
+            values = list(values)
+            for k in self._half:
+                v = values[k]
+                values[k] = v.view(np.uint16) if isinstance(v, np.ndarray) else np.float32(v)
         self.dispatcher(*values)
 
     @property
@@ -310,6 +322,16 @@ def _set_options(llvm_default: bool):
         llvm.set_option("mlckit", f"--{option}={str(llvm_default).lower()}")
     for option in _ON_OPTIONS:
         llvm.set_option("mlckit", f"--{option}={str(not llvm_default).lower()}")
+
+
+def _storage(dtype: str) -> str:
+    """The dtype a kernel's array holds: float16 as its bits (``half.legalize_half``)."""
+    return "uint16" if dtype == "float16" else dtype
+
+
+def _compute(dtype: str) -> str:
+    """The dtype a kernel's scalar is computed in: float16 in float32."""
+    return "float32" if dtype == "float16" else dtype
 
 
 def _numba_dtype(types, dtype: str):

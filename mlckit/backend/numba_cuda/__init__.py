@@ -50,14 +50,21 @@ from mlckit.tir.transform import compact_buffer_allocation
 
 from ..codegen import CodegenError, func_name
 from ..extern import collect_externs, resolve_externs
-from ..signature import ArgumentError, Signature, as_array
-from .kernels import GPULimitError, Kernel, MemoryVerificationError, ScopeError, find_kernels
+from ..signature import ArgumentError, DeviceStandIn, Signature, as_array
+from .kernels import (
+    GPULimitError,
+    Kernel,
+    MemoryVerificationError,
+    ScopeError,
+    ThreadBindingError,
+    find_kernels,
+)
 from .launch import LaunchPlans, launches_only, native_arrays
 from .source import cuda_source
 from .sync import insert_syncs
 
 __all__ = ["MODES", "ArgumentError", "CodegenError", "CudaCompileError", "CudaFunction",
-           "GPULimitError", "Kernel", "MemoryVerificationError", "ScopeError", "build",
+           "GPULimitError", "Kernel", "MemoryVerificationError", "ScopeError", "ThreadBindingError", "build",
            "default_mode", "lower", "to_source"]
 
 MODES = ("gpu", "cpu", "sim")
@@ -334,9 +341,7 @@ def _check_view(value):
     dev = _device_array(value)
     if dev is None:
         return value
-    shape = tuple(dev.shape)
-    return np.lib.stride_tricks.as_strided(np.zeros((), dtype=np.dtype(str(dev.dtype))), shape,
-                                           (0,) * len(shape), writeable=True)
+    return DeviceStandIn.of(dev.shape, str(dev.dtype))
 
 
 def _host_value(arg, checked):

@@ -52,6 +52,10 @@ class ScopeError(TVMValueError):
     """A buffer's storage scope is not one the CUDA backend knows."""
 
 
+class ThreadBindingError(TVMValueError):
+    """A loop is bound to a thread axis that a loop around it is already bound to."""
+
+
 @dataclass
 class Kernel:
     """One kernel: its outermost bound loop, the launch extent per axis, its buffers."""
@@ -218,7 +222,8 @@ def _check_scope(buf: Buffer, func, name: str):
 def _collect_kernel(k: Kernel, func, name: str):
     extents: dict = {}
 
-    def walk(s):
+    def walk(s, outer=None):
+        outer = outer or {}  # thread axis -> the enclosing loop bound to it
         if isinstance(s, S.For):
             if kernel_of_loop(s):
                 tag = s.thread_binding.thread_tag if s.thread_binding is not None else ""
@@ -226,9 +231,12 @@ def _collect_kernel(k: Kernel, func, name: str):
                     raise ScopeError(
                         f"{name}: the loop {s.loop_var.name_hint} is bound to {tag!r}, which the "
                         f"CUDA backend does not support (it supports {', '.join(AXES)})")
+                if tag in outer and _uses_var(s, outer[tag].loop_var):
+                    _nested_binding(name, s, outer[tag], tag)
                 end = s.min + s.extent if not _is_zero(s.min) else s.extent
                 extents[tag] = _max_extent(extents.get(tag), end, tag, s, name)
-            walk(s.body)
+                outer = {**outer, tag: s}
+            walk(s.body, outer)
             return
         if isinstance(s, S.BlockRealize):
             for buf in s.block.alloc_buffers:
@@ -246,20 +254,72 @@ def _collect_kernel(k: Kernel, func, name: str):
                         "constant shape (compaction could not bound its region)")
                 (k.shared if scope == "shared" else k.local).append(buf)
             if s.block.init is not None:
-                walk(s.block.init)
-            walk(s.block.body)
+                walk(s.block.init, outer)
+            walk(s.block.body, outer)
             return
         for fname in s.field_names():
             v = getattr(s, fname)
             if isinstance(v, S.Stmt):
-                walk(v)
+                walk(v, outer)
             elif isinstance(v, list):
                 for x in v:
                     if isinstance(x, S.Stmt):
-                        walk(x)
+                        walk(x, outer)
 
     walk(k.stmt)
     k.extents = {tag: extents[tag] for tag in AXES if tag in extents}
+
+
+def _uses_var(node, var) -> bool:
+    """Whether ``var`` occurs in ``node`` (a statement or expression)."""
+    from mlckit.ir.node import Node
+
+    def walk(x) -> bool:
+        if x is var:
+            return True
+        if isinstance(x, Node):
+            return any(walk(getattr(x, f)) for f in type(x).field_names())
+        if isinstance(x, (list, tuple)):
+            return any(walk(y) for y in x)
+        return False
+
+    return walk(node)
+
+
+def _nested_binding(name: str, inner: S.For, outer: S.For, tag: str):
+    """Refuse ``inner``, bound to the thread axis ``tag`` of the loop ``outer`` around it,
+    when its body uses ``outer``'s variable.  In a kernel every loop bound to one axis is
+    that one thread index (TVM's UnifyThreadBinding), so only the iterations where the two
+    variables are equal run: TVM generates that kernel without a word, while the loops read
+    one after the other (the no-GPU path) run every pair.  A nested loop that does not use
+    the outer variable — a cooperative fetch into shared memory — means the same both ways."""
+    blocks = _block_names(inner.body)
+    where = f" (around block {blocks[0]!r})" if blocks else ""
+    a, b = outer.loop_var.name_hint, inner.loop_var.name_hint
+    raise ThreadBindingError(
+        f"{name}: the loop {b}{where} is bound to {tag!r}, but the loop {a} around it is "
+        f"bound to {tag!r} too: on a GPU both are the same thread index, so only the "
+        f"iterations with {a} == {b} would run. Bind {b} to another axis (threadIdx.y, or a "
+        f"blockIdx), or fuse {a} and {b} (sch.fuse) and bind the fused loop once")
+
+
+def _block_names(s) -> list:
+    names: list = []
+
+    def walk(x):
+        if isinstance(x, S.BlockRealize):
+            names.append(x.block.name_hint)
+        if isinstance(x, S.Stmt):
+            for fname in x.field_names():
+                v = getattr(x, fname)
+                if isinstance(v, (S.Stmt, list)):
+                    walk(v)
+        elif isinstance(x, list):
+            for y in x:
+                walk(y)
+
+    walk(s)
+    return names
 
 
 def _is_zero(e) -> bool:

@@ -71,8 +71,8 @@ def native_arrays(args, mode: str):
         if mode == "gpu":
             if not _is_device_type(type(a)):
                 return None
-        elif type(a) is not np.ndarray:
-            return None
+        elif type(a) is not np.ndarray or not a.flags.c_contiguous:
+            return None  # a view is copied (or refused, if written) by the full check
         out.append(a)
     return out
 

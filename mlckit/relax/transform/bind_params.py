@@ -28,8 +28,9 @@ from ..struct_info import TensorStructInfo
 
 
 def _as_numpy(value) -> np.ndarray:
-    if isinstance(value, np.ndarray):
-        return value
+    """The array behind ``value``, not yet copied (the Constant takes its own copy)."""
+    if isinstance(value, np.ndarray) or hasattr(value, "_mlckit_numpy_view"):
+        return np.asarray(value)
     if hasattr(value, "numpy"):
         return np.asarray(value.numpy())
     return np.asarray(value)

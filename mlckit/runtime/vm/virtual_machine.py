@@ -48,9 +48,12 @@ def _to_vm(value):
     """An argument from outside: NDArray → its NumPy array; sequences → tuples."""
     view = getattr(value, "_mlckit_numpy_view", None)
     if view is not None:
-        return view()
+        value = view()
     if isinstance(value, np.ndarray):
-        return value
+        # a view (a transpose, a slice with a step, a broadcast …) is copied once, as TVM's
+        # tvm.runtime.tensor copies it: kernels index compact rows, and the function's
+        # inputs are never written
+        return value if value.flags.c_contiguous else np.ascontiguousarray(value)
     if isinstance(value, (list, tuple)) and not hasattr(value, "_fields"):
         return tuple(_to_vm(v) for v in value)
     if isinstance(value, np.generic):
@@ -367,7 +370,8 @@ class VirtualMachine:
                 self._check_count(idx, args)
             if on_device:  # every host array is copied to the GPU once
                 return wrap(run(idx, [to_device(a) for a in args]))
-            return wrap(run(idx, [a if type(a) is ndarray else _to_vm(a) for a in args]))
+            return wrap(run(idx, [a if type(a) is ndarray and a.flags.c_contiguous
+                                  else _to_vm(a) for a in args]))
 
         call.__name__ = name
         return call

@@ -1,0 +1,150 @@
+"""float16 on a CPU: stored in 16 bits, computed in float32 (loads widen, stores narrow).
+
+Numba has no float16 on a CPU, and most CPUs have no half-precision arithmetic; TVM's LLVM
+target computes a ``float16`` expression in ``float32`` and rounds it back to 16 bits where
+it is stored (as its ``BF16ComputeLegalize`` / ``FP8ComputeLegalize`` passes do for bfloat16
+and float8).  ``legalize_half`` does the same before the Numba generator prints the kernel:
+
+- a ``float16`` buffer becomes a ``uint16`` buffer of the same shape (the kernel is called
+  with ``array.view(np.uint16)``: the same memory);
+- a load from it becomes ``half_to_float(A[i])`` (the float32 its bits encode), a store
+  ``C[i] = float_to_half(value)`` (the nearest float16, ties to even, as a cast);
+- every other ``float16`` value (a constant, a variable, an intrinsic's result) is float32,
+  and ``T.Cast("float16", x)`` rounds: ``half_to_float(float_to_half(x))``.
+
+Before and after, in TVMScript::
+
+    C[vi] = A[vi] * B[vi] + T.float16(1.5)            # A, B, C: float16
+    # after: A, B, C are uint16
+    C[vi] = T.float_to_half(T.half_to_float(A[vi]) * T.half_to_float(B[vi]) + T.float32(1.5))
+
+An expression rounds once, where it is stored, so a result may differ from NumPy's float16
+arithmetic (which rounds after every operation) in the last bit.
+
+Example::
+
+    lowered = legalize_half(func)      # func itself when it has no float16
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from mlckit.ir.node import Node
+from mlckit.ir.op import register_op
+from mlckit.tir import dtype as dt
+from mlckit.tir.buffer import Buffer
+from mlckit.tir.expr import BufferLoad, Call, Cast, FloatImm, Var
+from mlckit.tir.function import PrimFunc
+from mlckit.tir.stmt import Allocate, BufferStore
+
+__all__ = ["FLOAT_TO_HALF", "HALF_TO_FLOAT", "legalize_half", "uses_half"]
+
+HALF, STORAGE, COMPUTE = "float16", "uint16", "float32"
+
+# the two conversions, printed as calls of the generator's helpers of the same names
+HALF_TO_FLOAT = register_op("half_to_float", num_inputs=1)
+FLOAT_TO_HALF = register_op("float_to_half", num_inputs=1)
+
+
+def uses_half(func: PrimFunc) -> bool:
+    """Whether ``func`` has a float16 buffer, variable or constant anywhere."""
+    found = False
+
+    def walk(x):
+        nonlocal found
+        if found:
+            return
+        if isinstance(x, Node):
+            if getattr(x, "dtype", None) == HALF and not isinstance(x, BufferLoad):
+                found = True
+                return
+            for name in type(x).field_names():
+                walk(getattr(x, name))
+        elif isinstance(x, (list, tuple)):
+            for y in x:
+                walk(y)
+        elif isinstance(x, dict):
+            for y in x.values():
+                walk(y)
+
+    walk(func.params)
+    walk(func.buffer_map)
+    walk(func.body)
+    return found
+
+
+def legalize_half(func: PrimFunc) -> PrimFunc:
+    """``func`` with float16 stored as uint16 and computed in float32 (see the module doc);
+    ``func`` itself when it has no float16."""
+    if not uses_half(func):
+        return func
+    memo: dict[int, Any] = {}
+    keep: list = []  # the originals stay alive, so their ids are not reused meanwhile
+
+    def widen(value):
+        """A float32 value rounded to float16 precision: a cast's result."""
+        return Call(COMPUTE, HALF_TO_FLOAT, [Call(STORAGE, FLOAT_TO_HALF, [value])])
+
+    def rewrite(x):
+        """The new node for ``x`` if ``x`` is a float16 construct, else None."""
+        if isinstance(x, BufferLoad) and x.buffer.dtype == HALF:
+            load = BufferLoad(go(x.buffer), go(x.indices))
+            return Call(COMPUTE, HALF_TO_FLOAT, [load])
+        if isinstance(x, BufferStore) and x.buffer.dtype == HALF:
+            value = Call(STORAGE, FLOAT_TO_HALF, [go(x.value)])
+            return x.replace(buffer=go(x.buffer), value=value, indices=go(x.indices))
+        if isinstance(x, Buffer) and x.dtype == HALF:
+            return x.replace(dtype=STORAGE, data=go(x.data), shape=go(x.shape))
+        if isinstance(x, Allocate) and x.dtype == HALF:
+            return x.replace(dtype=STORAGE, buffer_var=go(x.buffer_var), body=go(x.body),
+                             extents=go(x.extents), condition=go(x.condition))
+        if isinstance(x, FloatImm) and x.dtype == HALF:
+            return FloatImm(COMPUTE, x.value)
+        if isinstance(x, Var) and x.dtype == HALF:
+            return x.replace(dtype=COMPUTE)
+        if isinstance(x, Cast):
+            value = go(x.value)
+            if x.dtype == HALF:
+                if not dt.is_float(value.dtype):
+                    value = Cast(COMPUTE, value)
+                return widen(value)
+            return x.replace(value=value) if value is not x.value else x
+        if isinstance(x, Call) and x.dtype == HALF:
+            return x.replace(dtype=COMPUTE, args=go(x.args))
+        return None
+
+    def go(x):
+        if isinstance(x, Node):
+            hit = memo.get(id(x))
+            if hit is not None:
+                return hit
+            if hasattr(x, "_structural_key"):  # Op, GlobalVar: global names
+                return x
+            new = rewrite(x)
+            if new is None:
+                changes = {}
+                for name in type(x).field_names():
+                    old = getattr(x, name)
+                    got = go(old)
+                    if got is not old:
+                        changes[name] = got
+                new = x.replace(**changes) if changes else x
+            memo[id(x)] = new
+            keep.append(x)
+            return new
+        if isinstance(x, list):
+            new = [go(y) for y in x]
+            return x if all(a is b for a, b in zip(new, x)) else new
+        if isinstance(x, tuple):
+            new = tuple(go(y) for y in x)
+            return x if all(a is b for a, b in zip(new, x)) else new
+        if isinstance(x, dict):
+            items = [(go(k), go(v)) for k, v in x.items()]
+            if all(a is k and b is v for (a, b), (k, v) in zip(items, x.items())):
+                return x
+            return dict(items)
+        return x
+
+    return func.replace(params=go(func.params), buffer_map=go(func.buffer_map),
+                        body=go(func.body))
