@@ -128,8 +128,11 @@ class ScheduleBase:
         return new
 
     def show(self, *args, **kwargs) -> None:
-        """Print the scheduled module as TVMScript."""
+        """Print the scheduled module as TVMScript, then the trace that made it (as TVM's
+        ``Schedule.show``); the arguments go to ``IRModule.show``."""
         self.mod.show(*args, **kwargs)
+        if self._trace is not None:
+            self._trace.show()
 
     def __repr__(self) -> str:
         """The text form: the trace as Python, then the scheduled module's TVMScript."""
