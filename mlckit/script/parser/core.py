@@ -17,6 +17,7 @@ from mlckit.ir.diagnostics import DiagnosticError
 from . import dispatch
 from .evaluator import ExprEvaluator
 from .source import Source
+from .type_vars import module_type_vars
 
 _MISSING = object()
 
@@ -82,6 +83,7 @@ class Parser:
         module = self.source.parse()
         body = [s for s in module.body if not isinstance(s, (ast.Import, ast.ImportFrom))]
         defs = [s for s in body if isinstance(s, (ast.FunctionDef, ast.ClassDef))]
+        self.env.update(module_type_vars(body))
         if not defs:
             first = body[0] if body else module
             self.report_error(first, "expected a function or class decorated with "

@@ -22,6 +22,7 @@ from mlckit.script.ir_builder.relax.struct_info import symbolic_var_names, to_st
 from mlckit.tir import expr as tx
 
 from . import dispatch
+from .type_vars import type_var_dims
 
 _INSIDE = "relax.inside_function"
 
@@ -131,7 +132,10 @@ def _parse_function(parser, node: ast.FunctionDef, inner: bool) -> None:
             frame.spelling = _spelling(node)
             with frame:
                 R.func_name(node.name)
-                symbolic = _collect_symbolic_vars(parser, node)
+                declared = type_var_dims(parser, node)
+                for name, var in declared.items():
+                    parser.var_table.add(name, var)
+                symbolic = {**declared, **_collect_symbolic_vars(parser, node)}
                 for name, var in symbolic.items():
                     parser.var_table.add(name, var)
                 frame.symbolic_vars.update(symbolic)
@@ -319,7 +323,10 @@ def declare_function(parser, node: ast.FunctionDef):
 
     kwargs = decorator_kwargs(parser, node)
     with parser.var_table.with_frame(), parser.with_dispatch_token("relax"):
-        symbolic = _collect_symbolic_vars(parser, node)
+        declared = type_var_dims(parser, node)
+        for name, var in declared.items():
+            parser.var_table.add(name, var)
+        symbolic = {**declared, **_collect_symbolic_vars(parser, node)}
         for name, var in symbolic.items():
             parser.var_table.add(name, var)
         ret = eval_struct_info(parser, node.returns) if node.returns is not None \

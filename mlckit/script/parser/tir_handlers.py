@@ -40,6 +40,7 @@ from mlckit.tir.expr import EqualOp, IterVar, PrimExpr, Var
 
 from . import dispatch
 from .evaluator import _BINARY
+from .type_vars import type_var_dims
 
 TOKEN = "tir"
 
@@ -256,6 +257,8 @@ def visit_function_def(parser, node: ast.FunctionDef):
         stack.enter_context(_inside_function(parser))
         with frame:
             T.func_name(node.name)
+            for name, var in type_var_dims(parser, node).items():
+                parser.var_table.add(name, var)
             if node.returns is not None:
                 ret = parser.eval_expr(node.returns)
                 if ret is not None:

@@ -819,6 +819,8 @@ def _print_prim_func(func: PrimFunc, d: IRDocsifier) -> D.Doc:
         attrs = dict(func.attrs)
         if attrs.get("global_symbol") == name:
             del attrs["global_symbol"]
+        if d.tir_spelling == "tirx":  # TVM >= 0.24 keys its attributes "tirx.noalias" …
+            attrs = {"tirx." + k[4:] if k.startswith("tir.") else k: v for k, v in attrs.items()}
         if attrs:
             f.stmts.append(D.ExprStmtDoc(d.TIR("func_attr").call(d.expr(attrs))))
         # Step 3: the other buffers of the buffer map, as T.match_buffer.

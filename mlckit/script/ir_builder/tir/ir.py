@@ -173,9 +173,15 @@ def func_name(name: str) -> None:
 
 
 def func_attr(attrs: dict) -> None:
-    """Set attributes of the PrimFunc: ``T.func_attr({"tir.noalias": True})``."""
+    """Set attributes of the PrimFunc: ``T.func_attr({"tir.noalias": True})``.
+
+    TVM >= 0.24's keys (``"tirx.noalias"``, ``"tirx.is_scheduled"``) name the same attributes
+    as v0.23's ``"tir."`` ones: they are stored under the ``"tir."`` key, and a function
+    printed in the tirx spelling writes them back as ``"tirx."``."""
     frame = _prim_func_frame("T.func_attr")
     for key, value in attrs.items():
+        if isinstance(key, str) and key.startswith("tirx."):
+            key = "tir." + key[len("tirx."):]
         if key == "global_symbol" and frame.is_private:
             raise TVMValueError("a private function may not have a global_symbol attribute")
         if key in frame.attrs:
