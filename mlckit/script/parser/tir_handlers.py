@@ -40,7 +40,7 @@ from mlckit.tir.expr import EqualOp, IterVar, PrimExpr, Var
 
 from . import dispatch
 from .evaluator import _BINARY
-from .type_vars import type_var_dims
+from .type_vars import buffer_string_dims, is_string_dim_declaration, type_var_dims
 
 TOKEN = "tir"
 
@@ -259,6 +259,8 @@ def visit_function_def(parser, node: ast.FunctionDef):
             T.func_name(node.name)
             for name, var in type_var_dims(parser, node).items():
                 parser.var_table.add(name, var)
+            for name, var in buffer_string_dims(parser, node).items():
+                parser.var_table.add(name, var)
             if node.returns is not None:
                 ret = parser.eval_expr(node.returns)
                 if ret is not None:
@@ -427,6 +429,8 @@ def visit_assign(parser, node: ast.Assign):
     """``A[i] = value`` (a store) or ``x = value`` (a binding, see the module doc)."""
     if len(node.targets) != 1:
         parser.report_error(node, "chained assignments like a = b = c are not supported")
+    if is_string_dim_declaration(node):
+        return  # declared with the parameters' string dims
     target = node.targets[0]
     value = parser.eval_expr(node.value)
     if isinstance(target, ast.Subscript):

@@ -67,3 +67,62 @@ def module_type_vars(statements: list[ast.stmt]) -> dict[str, typing.TypeVar]:
                 and isinstance(stmt.value.args[0].value, str)):
             found[stmt.targets[0].id] = typing.TypeVar(stmt.value.args[0].value)
     return found
+
+
+def _buffer_shape_strings(annotation: ast.expr) -> list[ast.Constant]:
+    """The string dims of ``T.Buffer(("m", "n"), ...)`` annotations: the string constants of
+    a Buffer call's first argument (its shape)."""
+    found = []
+    for call in ast.walk(annotation):
+        if (isinstance(call, ast.Call) and isinstance(call.func, ast.Attribute)
+                and call.func.attr == "Buffer" and call.args
+                and isinstance(call.args[0], (ast.Tuple, ast.List))):
+            found += [e for e in call.args[0].elts
+                      if isinstance(e, ast.Constant) and isinstance(e.value, str)
+                      and e.value.isidentifier()]
+    return found
+
+
+def buffer_string_dims(parser, node: ast.FunctionDef) -> dict[str, Var]:
+    """Shape variables a PrimFunc declares with string dims, as TVM 0.27 prints them::
+
+        def mm(A: T.Buffer(("m", "n"), "float32"), C: T.Buffer((m, n), "float32")):
+            m, n = T.int32(), T.int32()
+
+    The string dims are rewritten in place into names, and each gets the Var its
+    ``m = T.int32()`` line at the top of the body declares (int32 when there is none)."""
+    names: dict[str, Var] = {}
+    for arg in node.args.args:
+        if arg.annotation is None:
+            continue
+        for const in _buffer_shape_strings(arg.annotation):
+            names.setdefault(const.value, Var(const.value, "int32"))
+            const.__class__ = ast.Name  # the dim now reads the variable by its name
+            const.id, const.ctx = const.value, ast.Load()
+    for stmt in node.body:
+        targets = _declared_names(stmt)
+        if not targets or not set(targets) <= set(names):
+            continue
+        values = parser.eval_expr(stmt.value)
+        values = list(values) if isinstance(values, (tuple, list)) else [values]
+        for name, value in zip(targets, values):
+            if isinstance(value, Var):
+                value.name_hint = name
+                names[name] = value
+        stmt.mlckit_declares_string_dims = True  # the body's visit skips this line
+    return names
+
+
+def _declared_names(stmt: ast.stmt) -> list[str]:
+    """``m, n = ...`` / ``k = ...``: the assigned names (empty for anything else)."""
+    if not (isinstance(stmt, ast.Assign) and len(stmt.targets) == 1):
+        return []
+    target = stmt.targets[0]
+    elts = target.elts if isinstance(target, ast.Tuple) else [target]
+    return [t.id for t in elts] if all(isinstance(t, ast.Name) for t in elts) else []
+
+
+def is_string_dim_declaration(stmt: ast.stmt) -> bool:
+    """Whether ``stmt`` is the ``m, n = T.int32(), T.int32()`` line of string dims (already
+    declared by :func:`buffer_string_dims`)."""
+    return getattr(stmt, "mlckit_declares_string_dims", False)

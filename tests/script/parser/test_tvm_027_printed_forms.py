@@ -90,3 +90,52 @@ def test_a_typevar_module_builds_and_runs_for_any_batch():
         x = np.random.default_rng(batch).standard_normal((batch, 4)).astype("float32")
         np.testing.assert_allclose(vm["main"](x).numpy(), np.maximum(x, 0))
 
+
+
+# TVM 0.27's printout of a PrimFunc with symbolic shapes made by te.create_prim_func
+STRING_DIMS_TEXT = textwrap.dedent('''
+    @T.prim_func(s_tir=True)
+    def mm(A: T.Buffer(("m", "k"), "float32"), B: T.Buffer((k, "n"), "float32"), C: T.Buffer((m, n), "float32")):
+        m, n = T.int32(), T.int32()
+        k = T.int32()
+        for i, j, r in T.grid(m, n, k):
+            with T.sblock("C"):
+                vi, vj, vr = T.axis.remap("SSR", [i, j, r])
+                with T.init():
+                    C[vi, vj] = T.float32(0.0)
+                C[vi, vj] = C[vi, vj] + A[vi, vr] * B[vr, vj]
+''')
+
+HANDLE_DIMS_TEXT = textwrap.dedent('''
+    @T.prim_func
+    def mm(a: T.handle, b: T.handle, c: T.handle):
+        m, n, k = T.int32(), T.int32(), T.int32()
+        A = T.match_buffer(a, (m, k))
+        B = T.match_buffer(b, (k, n))
+        C = T.match_buffer(c, (m, n))
+        for i, j, r in T.grid(m, n, k):
+            with T.block("C"):
+                vi, vj, vr = T.axis.remap("SSR", [i, j, r])
+                with T.init():
+                    C[vi, vj] = T.float32(0.0)
+                C[vi, vj] = C[vi, vj] + A[vi, vr] * B[vr, vj]
+''')
+
+
+def test_string_dims_in_buffer_parameters_are_the_variables_the_body_declares():
+    func = from_source(STRING_DIMS_TEXT)
+    a, b, c = (func.buffer_map[p] for p in func.params)
+    m, k = a.shape
+    assert (m.name, k.name, m.dtype) == ("m", "k", "int32")
+    assert b.shape[0] is k and c.shape[0] is m and c.shape[1] is b.shape[1]
+    assert_structural_equal(func, from_source(HANDLE_DIMS_TEXT))
+
+
+def test_a_string_dims_kernel_runs_at_any_shape():
+    lib = tvm.build(from_source(STRING_DIMS_TEXT), target="llvm")
+    rng = np.random.default_rng(0)
+    a = rng.standard_normal((3, 5)).astype("float32")
+    b = rng.standard_normal((5, 2)).astype("float32")
+    c = np.empty((3, 2), "float32")
+    lib(a, b, c)
+    np.testing.assert_allclose(c, a @ b, rtol=1e-5)
