@@ -117,3 +117,10 @@ def __getattr__(name: str):
     if hasattr(op, name):
         return getattr(op, name)
     raise AttributeError(f"module 'R' (mlckit.script.relax) has no attribute {name!r}")
+
+
+def __dir__() -> list[str]:
+    """The namespace's own names and the operators (``R.add`` …), for completion and for
+    "did you mean" suggestions."""
+    op = importlib.import_module("mlckit.relax.op")
+    return sorted(set(globals()) | {n for n in dir(op) if not n.startswith("_")})

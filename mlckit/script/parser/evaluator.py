@@ -11,6 +11,7 @@ that raised it.
 from __future__ import annotations
 
 import ast
+import difflib
 import operator
 import types
 from typing import TYPE_CHECKING, Any
@@ -77,11 +78,20 @@ class ExprEvaluator:
         except TVMAttributeError as err:
             if isinstance(value, types.ModuleType):  # a namespace explains (T.block in tirx)
                 self.parser.report_error(node, str(err))
-            owner = getattr(value, "__name__", None) or type(value).__name__
-            self.parser.report_error(node, f"{owner!s} has no attribute {node.attr!r}")
+            self._no_attribute(node, value)
         except AttributeError:
-            owner = getattr(value, "__name__", None) or type(value).__name__
-            self.parser.report_error(node, f"{owner!s} has no attribute {node.attr!r}")
+            self._no_attribute(node, value)
+
+    def _no_attribute(self, node: ast.Attribute, value) -> None:
+        """``R.ad``: say what is missing, and the close names that do exist."""
+        owner = getattr(value, "__name__", None) or type(value).__name__
+        names = [n for n in dir(value) if not n.startswith("_")]
+        close = difflib.get_close_matches(node.attr, names, n=3, cutoff=0.6)
+        hint = ""
+        if close:
+            spelled = " or ".join(f"{_prefix(node.value)}{name}" for name in close)
+            hint = f"; did you mean {spelled}?"
+        self.parser.report_error(node, f"{owner!s} has no attribute {node.attr!r}{hint}")
 
     # -- containers ------------------------------------------------------------------------
     def _elements(self, elts) -> list:
@@ -211,3 +221,15 @@ def _describe(err: Exception) -> str:
     if isinstance(err, (ValueError, TypeError, IndexError, KeyError, TVMError)) and text:
         return text
     return f"{type(err).__name__}: {text}" if text else type(err).__name__
+
+
+def _prefix(node: ast.expr) -> str:
+    """``R.`` for the ``R`` of ``R.ad`` (the dotted text of the object a name is looked up on)."""
+    parts = []
+    while isinstance(node, ast.Attribute):
+        parts.append(node.attr)
+        node = node.value
+    if not isinstance(node, ast.Name):
+        return ""
+    parts.append(node.id)
+    return ".".join(reversed(parts)) + "."
