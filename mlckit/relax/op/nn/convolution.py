@@ -82,16 +82,19 @@ def _known_unequal(a, b) -> bool:
     return isinstance(diff, tx.IntImm) and diff.value != 0
 
 
-@conv2d.infer
-def _infer_conv2d(call: Call) -> TensorStructInfo:
+def _infer_conv(call: Call, data_default: str, kernel_default: str) -> TensorStructInfo:
+    """The result of a convolution over ``len(data_default) - 2`` spatial axes (conv1d:
+    ``NCW``/``OIW``, conv2d: ``NCHW``/``OIHW``); padding is all the starts, then all the
+    ends."""
     data, weight = tensor_args(call)
     a = call.attrs
-    data_perm = layout_permutation(call, a.data_layout, "NCHW", "data_layout")
-    kernel_perm = layout_permutation(call, a.kernel_layout, "OIHW", "kernel_layout")
-    out_perm = layout_permutation(call, a.out_layout, "NCHW", "out_layout")
+    rank = len(data_default)
+    data_perm = layout_permutation(call, a.data_layout, data_default, "data_layout")
+    kernel_perm = layout_permutation(call, a.kernel_layout, kernel_default, "kernel_layout")
+    out_perm = layout_permutation(call, a.out_layout, data_default, "out_layout")
     for name, s in (("data", data), ("weight", weight)):
-        if s.ndim not in (-1, 4):
-            fail(call, f"requires {name} to be 4-d, but its shape is "
+        if s.ndim not in (-1, rank):
+            fail(call, f"requires {name} to be {rank}-d, but its shape is "
                        f"{shape_text(s.dims) if s.dims is not None else f'of rank {s.ndim}'}")
     out_dtype = sinfo_dtype(a.out_dtype)
     if not out_dtype:
@@ -100,9 +103,9 @@ def _infer_conv2d(call: Call) -> TensorStructInfo:
                        "equal (or give out_dtype)", OpTypeError)
         out_dtype = data.dtype if data.dtype and weight.dtype else ""
     if data.dims is None or weight.dims is None:
-        return TensorStructInfo(None, out_dtype, 4)
-    n, c, h, w = to_canonical(data.dims, data_perm)
-    o, i, kh, kw = to_canonical(weight.dims, kernel_perm)
+        return TensorStructInfo(None, out_dtype, rank)
+    n, c, *spatial = to_canonical(data.dims, data_perm)
+    o, i, *kernel = to_canonical(weight.dims, kernel_perm)
     if _known_unequal(c, i * a.groups):
         fail(call, f"data {shape_text(data.dims)} has {dim_text(c)} input channels, but "
                    f"weight {shape_text(weight.dims)} expects {dim_text(i)} x "
@@ -110,18 +113,22 @@ def _infer_conv2d(call: Call) -> TensorStructInfo:
     if _known_unequal(tx.floormod(o, a.groups), 0):
         fail(call, f"the output channels of weight {shape_text(weight.dims)} "
                    f"({dim_text(o)}) are not divisible by groups={a.groups}")
-    ana = Analyzer()
-    top, left, bottom, right = a.padding
-    out_h = ana.simplify(tx.floordiv(h + (top + bottom) - a.dilation[0] * (kh - 1) - 1,
-                                     a.strides[0]) + 1)
-    out_w = ana.simplify(tx.floordiv(w + (left + right) - a.dilation[1] * (kw - 1) - 1,
-                                     a.strides[1]) + 1)
-    for what, d in (("height", out_h), ("width", out_w)):
+    ana, axes = Analyzer(), len(spatial)
+    begin, end = a.padding[:axes], a.padding[axes:]
+    out = [ana.simplify(tx.floordiv(x + (begin[d] + end[d]) - a.dilation[d] * (k - 1) - 1,
+                                    a.strides[d]) + 1)
+           for d, (x, k) in enumerate(zip(spatial, kernel))]
+    for what, d in zip(("height", "width")[-axes:], out):
         if isinstance(d, tx.IntImm) and d.value <= 0:
             fail(call, f"the output {what} would be {d.value}: data {shape_text(data.dims)}, "
                        f"weight {shape_text(weight.dims)}, strides {list(a.strides)}, padding "
                        f"{list(a.padding)}, dilation {list(a.dilation)}")
-    return TensorStructInfo(from_canonical([n, o, out_h, out_w], out_perm), out_dtype)
+    return TensorStructInfo(from_canonical([n, o, *out], out_perm), out_dtype)
+
+
+@conv2d.infer
+def _infer_conv2d(call: Call) -> TensorStructInfo:
+    return _infer_conv(call, "NCHW", "OIHW")
 
 
 def _same_layout(call: Call) -> bool:
@@ -231,40 +238,7 @@ def conv1d(data, weight, strides=1, padding=0, dilation=1, groups: int = 1,
 
 @conv1d.infer
 def _infer_conv1d(call: Call) -> TensorStructInfo:
-    data, weight = tensor_args(call)
-    a = call.attrs
-    data_perm = layout_permutation(call, a.data_layout, "NCW", "data_layout")
-    kernel_perm = layout_permutation(call, a.kernel_layout, "OIW", "kernel_layout")
-    out_perm = layout_permutation(call, a.out_layout, "NCW", "out_layout")
-    for name, s in (("data", data), ("weight", weight)):
-        if s.ndim not in (-1, 3):
-            fail(call, f"requires {name} to be 3-d, but its shape is "
-                       f"{shape_text(s.dims) if s.dims is not None else f'of rank {s.ndim}'}")
-    out_dtype = sinfo_dtype(a.out_dtype)
-    if not out_dtype:
-        if data.dtype and weight.dtype and data.dtype != weight.dtype:
-            fail(call, f"the dtypes of data ({data.dtype}) and weight ({weight.dtype}) must be "
-                       "equal (or give out_dtype)", OpTypeError)
-        out_dtype = data.dtype if data.dtype and weight.dtype else ""
-    if data.dims is None or weight.dims is None:
-        return TensorStructInfo(None, out_dtype, 3)
-    n, c, w = to_canonical(data.dims, data_perm)
-    o, i, kw = to_canonical(weight.dims, kernel_perm)
-    if _known_unequal(c, i * a.groups):
-        fail(call, f"data {shape_text(data.dims)} has {dim_text(c)} input channels, but "
-                   f"weight {shape_text(weight.dims)} expects {dim_text(i)} x "
-                   f"groups={a.groups}")
-    if _known_unequal(tx.floormod(o, a.groups), 0):
-        fail(call, f"the output channels of weight {shape_text(weight.dims)} "
-                   f"({dim_text(o)}) are not divisible by groups={a.groups}")
-    left, right = a.padding
-    out_w = Analyzer().simplify(tx.floordiv(w + (left + right) - a.dilation[0] * (kw - 1) - 1,
-                                            a.strides[0]) + 1)
-    if isinstance(out_w, tx.IntImm) and out_w.value <= 0:
-        fail(call, f"the output width would be {out_w.value}: data {shape_text(data.dims)}, "
-                   f"weight {shape_text(weight.dims)}, strides {list(a.strides)}, padding "
-                   f"{list(a.padding)}, dilation {list(a.dilation)}")
-    return TensorStructInfo(from_canonical([n, o, out_w], out_perm), out_dtype)
+    return _infer_conv(call, "NCW", "OIW")
 
 
 @conv1d.legalize(condition=_same_layout)
