@@ -56,3 +56,6 @@ __all__ = ["AnnotateTIROpPattern", "BindParams", "BindSymbolicVars", "CallTIRRew
 from .fuse_ops_by_pattern import FuseOpsByPattern, FusionPattern, PatternCheckContext  # noqa: E402
 
 __all__ += ["FuseOpsByPattern", "FusionPattern", "PatternCheckContext"]
+from .run_codegen import RunCodegen  # noqa: E402
+
+__all__ += ["RunCodegen"]
