@@ -65,3 +65,26 @@ def test_run_codegen_for_cublas_without_it_says_what_to_use():
     mod = relax.transform.FuseOpsByPattern([pattern], annotate_codegen=True)(mod)
     with pytest.raises(TVMError, match=r"relax\.ext\.cublas.*partition_for_numpy"):
         relax.transform.RunCodegen()(mod)
+
+
+def test_on_a_gpu_vm_the_numpy_functions_read_host_copies(monkeypatch):
+    # a VM keeping its tensors on a (stand-in) GPU: the library call copies its inputs to
+    # the host and its result back
+    from mlckit.runtime.vm import virtual_machine
+    from mlckit.runtime.vm.memory import DeviceMemory
+
+    from ...runtime.vm.test_memory import FakeCuda
+
+    cuda = FakeCuda()
+    monkeypatch.setattr(virtual_machine, "vm_memory", lambda device: DeviceMemory(device, cuda))
+    monkeypatch.setenv("MLCKIT_CUDA_MODE", "cpu")
+    mod, params = _exported()
+    mod = relax.transform.RunCodegen()(partition_for_numpy(mod))
+    vm = relax.VirtualMachine(mlckit.compile(mod, target="cuda"), mlckit.cuda(0))
+    rng = np.random.default_rng(2)
+    x = rng.standard_normal((4, 784)).astype("float32")
+    ws = [rng.standard_normal(p.shape).astype("float32") for _, p in params]
+    got = vm["forward"](x, *ws)
+    assert cuda.to_dev >= 2 and cuda.to_host >= 4  # two library calls, each out and back
+    ref = np.maximum(x @ ws[0].T + ws[1], 0) @ ws[2].T
+    np.testing.assert_allclose(got.numpy(), ref, rtol=1e-5, atol=1e-4)

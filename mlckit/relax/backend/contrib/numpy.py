@@ -52,7 +52,27 @@ register_patterns(_entries("numpy", _check_matmul))
 @register_func("relax.ext.numpy", override=True)
 def numpy_codegen(funcs, options=None, constant_names=None):
     """The codegen ``RunCodegen`` calls for ``Codegen: "numpy"`` functions."""
-    return [build_module("numpy", list(funcs), "np", {"np": np})]
+    mod = build_module("numpy", list(funcs), "np", {"np": np})
+    mod.functions = {k: _on_host_arrays(f) for k, f in mod.functions.items()}
+    return [mod]
+
+
+def _on_host_arrays(func):
+    """``func(*inputs, out)`` on NumPy arrays also where the VM keeps its tensors on a GPU:
+    device arrays among the inputs are copied to the host, the result copied back."""
+
+    def run(*arrays):
+        *inputs, out = arrays
+        host = [a.copy_to_host() if hasattr(a, "copy_to_host") else a for a in inputs]
+        if not hasattr(out, "copy_to_device"):
+            return func(*host, out)
+        result = np.empty(out.shape, out.dtype)
+        func(*host, result)
+        out.copy_to_device(result)
+        return None
+
+    run.__name__ = func.__name__
+    return run
 
 
 def partition_for_numpy(mod, bind_constants: bool = False):
