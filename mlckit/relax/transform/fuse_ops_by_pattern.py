@@ -197,6 +197,7 @@ class _PatternFusor(_OperatorFusor):
     def _emit_group_call(self, binding, creator, pending):
         if self.bind_constants:
             _bind_constants(creator)
+        _name_params_after_arguments(creator, [self.visit_expr(a) for a in creator.arguments])
         func = creator.function
         creator.name_hint = creator.name_hint.replace(".", "_")
         if self.annotate_codegen:
@@ -220,6 +221,26 @@ def _bind_constants(creator) -> None:
     func = creator.function
     creator.function = func.replace(params=list(creator.params),
                                     body=binder.visit_expr(func.body))
+
+
+def _name_params_after_arguments(creator, arguments: list) -> None:
+    """A parameter takes the name its argument has at the call (``lv`` for the result of an
+    earlier group, as TVM names it), not the name of the variable it replaced."""
+    renamed = {}
+    params = []
+    for arg, p in zip(arguments, creator.params):
+        if isinstance(arg, Var) and arg.name_hint != p.name_hint:
+            new = Var(arg.name_hint, p.struct_info)
+            renamed[id(p)] = new
+            p = new
+        params.append(p)
+    if not renamed:
+        return
+    binder = ExprMutator()
+    binder.var_remap.update(renamed)
+    func = creator.function
+    creator.params = params
+    creator.function = func.replace(params=params, body=binder.visit_expr(func.body))
 
 
 def _wrap_for_codegen(composite: Function, codegen: str) -> Function:

@@ -88,3 +88,86 @@ def test_on_a_gpu_vm_the_numpy_functions_read_host_copies(monkeypatch):
     assert cuda.to_dev >= 2 and cuda.to_host >= 4  # two library calls, each out and back
     ref = np.maximum(x @ ws[0].T + ws[1], 0) @ ws[2].T
     np.testing.assert_allclose(got.numpy(), ref, rtol=1e-5, atol=1e-4)
+
+
+def test_the_tutorials_model_partitioned_with_cublas_patterns_is_what_tvm_prints():
+    # TVM 0.27: FuseOpsByPattern(get_patterns_with_prefix("cublas"), annotate_codegen=True)
+    # on the Customize Optimization tutorial's model (batch 1), as it prints it
+    from mlckit.ir import assert_structural_equal
+    from mlckit.script import ir as I
+    from mlckit.script import relax as R
+
+    @I.ir_module
+    class Expected:
+        @R.function
+        def forward(x: R.Tensor((1, 784), dtype="float32"),
+                    fc1_weight: R.Tensor((256, 784), dtype="float32"),
+                    fc1_bias: R.Tensor((256,), dtype="float32"),
+                    fc2_weight: R.Tensor((10, 256), dtype="float32")
+                    ) -> R.Tensor((1, 10), dtype="float32"):
+            R.func_attr({"num_input": 1})
+            cls = Expected
+            with R.dataflow():
+                lv: R.Tensor((1, 256), dtype="float32") = \
+                    cls.fused_relax_permute_dims_relax_matmul_relax_add_relax_nn_relu_cublas(
+                        fc1_weight, x, fc1_bias)
+                lv_1: R.Tensor((1, 10), dtype="float32") = \
+                    cls.fused_relax_permute_dims_relax_matmul_cublas(fc2_weight, lv)
+                gv: R.Tensor((1, 10), dtype="float32") = lv_1
+                R.output(gv)
+            return gv
+
+        @R.function
+        def fused_relax_permute_dims_relax_matmul_cublas(
+                fc2_weight: R.Tensor((10, 256), dtype="float32"),
+                lv: R.Tensor((1, 256), dtype="float32")) -> R.Tensor((1, 10), dtype="float32"):
+            R.func_attr({"Codegen": "cublas"})
+
+            @R.function
+            def local_func(fc2_weight_1: R.Tensor((10, 256), dtype="float32"),
+                           lv_1: R.Tensor((1, 256), dtype="float32")
+                           ) -> R.Tensor((1, 10), dtype="float32"):
+                R.func_attr({"Composite": "cublas.matmul_transposed"})
+                with R.dataflow():
+                    permute_dims1: R.Tensor((256, 10), dtype="float32") = \
+                        R.permute_dims(fc2_weight_1, axes=None)
+                    gv: R.Tensor((1, 10), dtype="float32") = \
+                        R.matmul(lv_1, permute_dims1, out_dtype=None)
+                    R.output(gv)
+                return gv
+
+            output: R.Tensor((1, 10), dtype="float32") = local_func(fc2_weight, lv)
+            return output
+
+        @R.function
+        def fused_relax_permute_dims_relax_matmul_relax_add_relax_nn_relu_cublas(
+                fc1_weight: R.Tensor((256, 784), dtype="float32"),
+                x: R.Tensor((1, 784), dtype="float32"),
+                fc1_bias: R.Tensor((256,), dtype="float32")
+                ) -> R.Tensor((1, 256), dtype="float32"):
+            R.func_attr({"Codegen": "cublas"})
+
+            @R.function
+            def local_func(fc1_weight_1: R.Tensor((256, 784), dtype="float32"),
+                           x_1: R.Tensor((1, 784), dtype="float32"),
+                           fc1_bias_1: R.Tensor((256,), dtype="float32")
+                           ) -> R.Tensor((1, 256), dtype="float32"):
+                R.func_attr({"Composite": "cublas.matmul_transposed_bias_relu"})
+                with R.dataflow():
+                    permute_dims: R.Tensor((784, 256), dtype="float32") = \
+                        R.permute_dims(fc1_weight_1, axes=None)
+                    matmul: R.Tensor((1, 256), dtype="float32") = \
+                        R.matmul(x_1, permute_dims, out_dtype=None)
+                    add: R.Tensor((1, 256), dtype="float32") = R.add(matmul, fc1_bias_1)
+                    gv: R.Tensor((1, 256), dtype="float32") = R.nn.relu(add)
+                    R.output(gv)
+                return gv
+
+            output: R.Tensor((1, 256), dtype="float32") = local_func(fc1_weight, x, fc1_bias)
+            return output
+
+    mod, _ = Mlp().export_tvm({"forward": {"x": nn.spec.Tensor((1, 784), "float32")}})
+    patterns = relax.backend.get_patterns_with_prefix("cublas")
+    out = relax.transform.FuseOpsByPattern(patterns, annotate_codegen=True)(mod)
+    assert_structural_equal(out, Expected)
+    assert out.script().count("def local_func(") == 2
