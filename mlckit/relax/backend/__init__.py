@@ -14,7 +14,7 @@ are available (otherwise it says so).
 """
 
 from . import patterns, utils
-from .pattern_registry import get_pattern, get_patterns_with_prefix, register_patterns
 from .contrib import numpy as _numpy  # noqa: F401 - registers the numpy.* patterns
+from .pattern_registry import get_pattern, get_patterns_with_prefix, register_patterns
 
 __all__ = ["get_pattern", "get_patterns_with_prefix", "patterns", "register_patterns", "utils"]

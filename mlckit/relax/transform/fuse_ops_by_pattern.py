@@ -33,8 +33,18 @@ from mlckit.ir.transform import ModulePass, PassInfo
 from ..analysis.graph_partitioner import Group
 from ..analysis.tir_op_pattern_kind import OpPatternKind as K
 from ..dpl import DFPattern, match_bindings
-from ..expr import (Call, Constant, DataflowBlock, DataflowVar, Expr, Function, SeqExpr, Var,
-                    VarBinding, BindingBlock)
+from ..expr import (
+    BindingBlock,
+    Call,
+    Constant,
+    DataflowBlock,
+    DataflowVar,
+    Expr,
+    Function,
+    SeqExpr,
+    Var,
+    VarBinding,
+)
 from ..expr_functor import ExprMutator, PyExprVisitor
 from .fuse_ops import _OperatorFusor, _used_vars, is_fusible_function
 
@@ -43,7 +53,8 @@ class FusionPattern:
     """A named pattern: ``name`` (``"<codegen>.<what>"``, e.g. ``"cublas.matmul_bias"``),
     ``pattern`` (a DFPattern matched at the group's last binding), ``annotation_patterns``
     (name → sub-pattern, to find the matched operands: ``"lhs"``, ``"bias"``, ``"root"``)
-    and ``check`` (``PatternCheckContext -> bool``, may reject a match).
+    and ``check`` (``PatternCheckContext -> bool``, may reject a match).  ``attrs_getter``
+    is accepted for TVM's signature and not used.
 
     Example::
 
@@ -122,7 +133,7 @@ def _partition_block(block: DataflowBlock, patterns: list, usages: dict) -> dict
             matched, bindings = found
             group_vars = [b.var for b in block.bindings
                           if b.var is binding.var or b.var in bindings]
-            if any(id(v) in taken for v in group_vars) or len(group_vars) < 1:
+            if any(id(v) in taken for v in group_vars):
                 continue
             if _leaks(group_vars, binding.var, usages):
                 continue  # an intermediate value is needed outside: the group cannot own it
@@ -130,8 +141,7 @@ def _partition_block(block: DataflowBlock, patterns: list, usages: dict) -> dict
                          if id(p) in matched}
             if fp.check is not None:
                 ctx = _Context(binding.value, annotated,
-                               {v: var2val[v] for v in group_vars}, usages,
-                               value_to_var, var2val)
+                               {v: var2val[v] for v in group_vars}, usages, value_to_var)
                 if not fp.check(ctx):
                     continue
             group = Group(K.kOpaque, binding.var)
@@ -145,8 +155,9 @@ def _partition_block(block: DataflowBlock, patterns: list, usages: dict) -> dict
 
 
 class _Context(PatternCheckContext):
-    def __init__(self, matched_expr, annotated, matched_bindings, usages, value_to_var,
-                 var2val):
+    """The context of one match, built from the block's tables."""
+
+    def __init__(self, matched_expr, annotated, matched_bindings, usages, value_to_var):
         super().__init__(matched_expr, annotated, matched_bindings,
                          {v: [u for u in us if u is not None] for v, us in usages.items()},
                          _ByIdentity(value_to_var))

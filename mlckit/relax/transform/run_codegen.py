@@ -25,7 +25,7 @@ from mlckit.ffi.registry import get_global_func
 from mlckit.ir.module import GlobalVar, IRModule
 from mlckit.ir.transform import ModulePass, PassInfo
 
-from ..expr import Call, ExternFunc, Function, Tuple
+from ..expr import Call, Function, Tuple
 from ..expr_functor import ExprMutator
 from ..op import call_dps_packed
 

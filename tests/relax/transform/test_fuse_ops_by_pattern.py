@@ -5,7 +5,6 @@ whose intermediate values escape, or that a check rejects, stay as they are."""
 import numpy as np
 import pytest
 
-from mlckit import relax
 from mlckit.error import TVMError
 from mlckit.ir import assert_structural_equal
 from mlckit.relax.backend.patterns import make_matmul_pattern

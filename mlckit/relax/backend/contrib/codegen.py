@@ -20,7 +20,7 @@ import re
 
 from mlckit.error import TVMError
 
-from ...expr import Call, Constant, DataflowBlock, Function, Var, VarBinding
+from ...expr import Call, Constant, Function, Var, VarBinding
 
 # op name -> how its call is written (``{0}``, ``{1}``: the operands; ``{axes}``: attrs)
 _OPS = {
