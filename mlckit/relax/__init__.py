@@ -56,4 +56,8 @@ def __getattr__(name: str):
         import importlib
 
         return getattr(importlib.import_module("mlckit.runtime.vm"), name)
+    if name in ("backend", "dpl"):  # library dispatch: loaded on first use
+        import importlib
+
+        return importlib.import_module(f"mlckit.relax.{name}")
     raise AttributeError(f"module 'mlckit.relax' has no attribute {name!r}")

@@ -108,6 +108,8 @@ def build(mod, target="llvm", params: dict | None = None, relax_pipeline="defaul
             ex.kernels = {**(_compile_prim_funcs(on_host, host_target, {}) if on_host else {}),
                           **(_compile_prim_funcs(on_device, target, backend_options)
                              if on_device else {})}
+    for ext in mod.attrs.get("external_mods", ()):  # library functions (RunCodegen)
+        ex.kernels = {**ex.kernels, **ext.functions}
     ex.heap_kernels = heap_kernels
     ex.mod = lowered
     ex.target = target

@@ -51,3 +51,11 @@ __all__ = ["AnnotateTIROpPattern", "BindParams", "BindSymbolicVars", "CallTIRRew
            "LowerAllocTensor", "MetaScheduleApplyDatabase", "Normalize",
            "RemoveUnusedParameters", "StaticPlanBlockMemory", "ToNonDataflow", "VMShapeLower",
            "function_pass"]
+
+# library dispatch (relax.backend): pattern-based partitioning and external codegen
+from .fuse_ops_by_pattern import FuseOpsByPattern, FusionPattern, PatternCheckContext  # noqa: E402
+
+__all__ += ["FuseOpsByPattern", "FusionPattern", "PatternCheckContext"]
+from .run_codegen import RunCodegen  # noqa: E402
+
+__all__ += ["RunCodegen"]

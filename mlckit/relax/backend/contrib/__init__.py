@@ -1,0 +1,1 @@
+"""Library codegens: ``numpy`` (NumPy's BLAS on the CPU) and the shared source generator."""

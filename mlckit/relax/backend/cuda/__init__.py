@@ -1,0 +1,1 @@
+"""CUDA libraries (TVM's ``relax.backend.cuda``): ``cublas``."""
