@@ -8,8 +8,16 @@ import pytest
 import mlckit as tvm
 from mlckit.error import TVMError
 from mlckit.ir import assert_structural_equal
-from mlckit.models.decoder import (CharDecoder, DecoderConfig, char_decoder, compile_decoder,
-                                   decoder_numpy, generate, generate_numpy, run_decoder)
+from mlckit.models.decoder import (
+    CharDecoder,
+    DecoderConfig,
+    char_decoder,
+    compile_decoder,
+    decoder_numpy,
+    generate,
+    generate_numpy,
+    run_decoder,
+)
 from mlckit.script import from_source
 
 TINY = DecoderConfig(vocab_size=5, block_size=8, n_layer=1, n_head=2, n_embd=4)
