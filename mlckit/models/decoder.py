@@ -7,8 +7,8 @@ residual), a final LayerNorm and a linear LM head. ``forward(ids)`` maps int32 i
 ``(batch, seq)`` to float32 logits ``(batch, seq, vocab)``, ``seq`` symbolic.
 
 ``char_decoder()`` loads the weights that ``scripts/train_decoder.py`` trained (NumPy only,
-about a minute) on a few public-domain nursery rhymes, so that greedy continuations read
-as text.
+two to three minutes on one core) on a few public-domain nursery rhymes, so that greedy
+continuations read as text (the rhymes, nearly by heart).
 
 Generation recomputes the whole sequence at every step (no KV cache): simple, and at these
 sizes (≤ 64 tokens) the recomputation is cheap.
@@ -18,7 +18,7 @@ Example::
     from mlckit.models.decoder import CharDecoder, char_decoder, compile_decoder, generate
     weights = char_decoder()
     vm, params = compile_decoder(weights)
-    generate(vm, params, weights, "Mary had a ", 20)       # 'Mary had a little lamb, ...'
+    generate(vm, params, weights, "Mary had a ", 20)   # 'Mary had a little lamb,\nits fle'
 """
 
 from __future__ import annotations
@@ -223,7 +223,7 @@ def decoder_numpy(config: DecoderConfig, params: dict, ids: np.ndarray) -> np.nd
     return (x @ p["lm_head.weight"].T).astype("float32")
 
 
-# -- compiling and generating -----------------------------------------------------------------------
+# -- compiling and generating ----------------------------------------------------------------
 def compile_decoder(weights: DecoderWeights, pipeline=None, target="llvm"):
     """Export ``CharDecoder``, compile it (``relax.get_default_pipeline(target)`` unless
     ``pipeline`` is given) and return ``(vm, params)``: a ``VirtualMachine`` and the

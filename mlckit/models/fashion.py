@@ -5,8 +5,10 @@ Example::
 
     import mlckit as tvm
     from mlckit import relax
+    from mlckit.datasets import fashion_mnist
     from mlckit.models.fashion import FashionMLP
 
+    images = fashion_mnist("test").flat()[:100]     # (100, 784)
     model = FashionMLP.trained()
     mod, params = model.export_tvm(FashionMLP.SPEC)
     vm = relax.VirtualMachine(tvm.compile(mod, target="llvm"), tvm.cpu())

@@ -140,13 +140,14 @@ def test_compiled_cnn_equals_numpy_on_fashion_mnist(cnn, test_set):
     assert (got.argmax(1) == test_set.labels[:N]).mean() > 0.8
 
 
-# -- bad input to the compiled model ----------------------------------------------------------------
+# -- bad input to the compiled model -------------------------------------------------------
 def test_a_parameter_of_the_wrong_shape_names_it_with_both_shapes(mlp):
     vm, weights = mlp
     transposed = tvm.runtime.tensor(weights[0].numpy().T.copy())
     with pytest.raises(TVMError, match=r"forward: argument 'fc1.weight' \(param\[1\]\) does not "
-                                       r"match its annotation R.Tensor\(\(128, 784\), \"float32\"\): "
-                                       r"dimension 0 is 784, expected 128 \(its shape is \(784, 128\)\)"):
+                                       r"match its annotation R.Tensor\(\(128, 784\), "
+                                       r"\"float32\"\): dimension 0 is 784, expected 128 "
+                                       r"\(its shape is \(784, 128\)\)"):
         vm["forward"](tvm.runtime.tensor(np.zeros((2, 784), "float32")), transposed, *weights[1:])
 
 
