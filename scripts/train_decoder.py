@@ -1,10 +1,10 @@
 """Train the character-level decoder that ``mlckit.models.char_decoder()`` ships, with NumPy
 only (forward and backward written out), on a few public-domain nursery rhymes.
 
-Adam on next-character cross-entropy over random 64-character windows, a fixed seed; two to
-three minutes on one core. The weights are saved as float32 in
-``mlckit/models/char_decoder.npz`` under ``CharDecoder``'s parameter names, with its config
-and vocabulary.
+Adam on next-character cross-entropy over random 64-character windows, a fixed seed; about
+three minutes on one core (with ``OPENBLAS_NUM_THREADS=1``, the same bytes on every run). The
+weights are saved as float32 in ``mlckit/models/char_decoder.npz`` under ``CharDecoder``'s
+parameter names, with its config and vocabulary.
 
 Usage::
 

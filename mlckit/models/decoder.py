@@ -7,7 +7,7 @@ residual), a final LayerNorm and a linear LM head. ``forward(ids)`` maps int32 i
 ``(batch, seq)`` to float32 logits ``(batch, seq, vocab)``, ``seq`` symbolic.
 
 ``char_decoder()`` loads the weights that ``scripts/train_decoder.py`` trained (NumPy only,
-two to three minutes on one core) on a few public-domain nursery rhymes, so that greedy
+about three minutes on one core) on a few public-domain nursery rhymes, so that greedy
 continuations read as text (the rhymes, nearly by heart).
 
 Generation recomputes the whole sequence at every step (no KV cache): simple, and at these

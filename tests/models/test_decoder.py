@@ -114,7 +114,7 @@ def compiled(weights):
     return compile_decoder(weights)
 
 
-def test_export_gives_the_module_tvm_exports(weights):
+def test_export_gives_the_module_tvm_exports():
     model = CharDecoder(TINY)
     mod, _ = model.export_tvm(model.spec())
     assert_structural_equal(mod, from_source(TINY_AS_TVM_0_27_PRINTS))
