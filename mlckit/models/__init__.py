@@ -7,6 +7,10 @@ Example::
     logits = np.maximum(x @ params["w0"].T + params["b0"], 0) @ params["w1"].T + params["b1"]
 
 ``fashion_cnn()`` is a small convolutional network for the same data (conv-relu-pool-linear).
+
+The same models written as ``relax.frontend.nn`` modules are in ``mlckit.models.fashion``
+(``FashionMLP``, ``FashionCNN``); a GPT-2-style character decoder, its NumPy reference and
+its trained weights are in ``mlckit.models.decoder``.
 """
 
 from __future__ import annotations
