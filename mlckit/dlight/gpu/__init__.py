@@ -8,5 +8,8 @@ from .gemv import GEMV
 from .general_reduction import GeneralReduction
 from .matmul import Matmul
 from .reduction import Reduction
+from .rmsnorm import RMSNorm
+from .transpose import Transpose
 
-__all__ = ["GEMV", "Fallback", "GPUScheduleRule", "GeneralReduction", "Matmul", "Reduction"]
+__all__ = ["GEMV", "Fallback", "GPUScheduleRule", "GeneralReduction", "Matmul", "RMSNorm", "Reduction",
+           "Transpose"]
