@@ -6,10 +6,11 @@ from .base import GPUScheduleRule
 from .fallback import Fallback
 from .gemv import GEMV
 from .general_reduction import GeneralReduction
+from .low_batch_gemv import LowBatchGEMV
 from .matmul import Matmul
 from .reduction import Reduction
 from .rmsnorm import RMSNorm
 from .transpose import Transpose
 
-__all__ = ["GEMV", "Fallback", "GPUScheduleRule", "GeneralReduction", "Matmul", "RMSNorm", "Reduction",
+__all__ = ["GEMV", "Fallback", "GPUScheduleRule", "GeneralReduction", "LowBatchGEMV", "Matmul", "RMSNorm", "Reduction",
            "Transpose"]

@@ -5,7 +5,8 @@ and, but for the last two, the normalised axis) ``sqr = x * x``, ``redsum = sum(
 ``rsqrt = T.rsqrt(redsum / d + eps)`` (the block that identifies it), ``norm = rsqrt * x *
 w``, with copies or casts of the input, the weight and the output around them (inlined).
 As TVM's CUDA choice, each row gets a thread block (``blockIdx.x``, the leading axes fused)
-of 512 threads (``threadIdx.x``), each handling 8 consecutive elements of the row: it reads
+of up to 512 threads (``threadIdx.x``), each handling 8 consecutive elements of the row (the
+row split into a whole number of threads, see ``row_split``): it reads
 them into registers once (``x_local``, a vectorized copy), squares them and adds them up,
 and after the row's ``rsqrt`` is known (``shared``) normalises the same 8 elements into
 ``local`` registers and writes them out (a vectorized copy).
@@ -19,18 +20,18 @@ does not have.  As in ``Reduction``, each thread's partial sum goes to ``shared`
 rule (mlckit's ``split`` needs a constant extent); TVM 0.27 fails on an input of rank 2
 (it fuses the zero leading loops of the ``rsqrt`` block), mlckit schedules it.
 
-Before / after on rows of 64 (abridged)::
+Before (the input and output caches made) / after on rows of 64: 8 threads of 8 elements::
 
     x_local = x; sqr = x_local * x_local      for row in T.thread_binding(8, thread="blockIdx.x"):
-    redsum = sum(sqr, axis=-1)                    for tx in T.thread_binding(512, thread="threadIdx.x"):
+    redsum = sum(sqr, axis=-1)                    for tx in T.thread_binding(8, thread="threadIdx.x"):
     rsqrt = T.rsqrt(redsum / 64 + eps)                for _, v in T.grid(1, 8): x_local     # local, vectorized
-    norm = rsqrt * x_local * w                    for tx in T.thread_binding(512, thread="threadIdx.x"):
+    norm = rsqrt * x_local * w                    for tx in T.thread_binding(8, thread="threadIdx.x"):
     y = norm                                          for _ in range(8): sqr                 # local
-                                                      for _, _ in T.grid(1, 8): redsum_rf   # shared
+                                                      for _ in range(8): redsum_rf           # shared
                                                   for one in T.thread_binding(1, thread="threadIdx.x"):
-                                                      for tx in range(512): redsum          # shared
+                                                      for tx in range(8): redsum          # shared
                                                   rsqrt                                     # shared
-                                                  for tx in T.thread_binding(512, thread="threadIdx.x"):
+                                                  for tx in T.thread_binding(8, thread="threadIdx.x"):
                                                       for _, _ in T.grid(1, 8): norm        # local
                                                       for v in T.vectorized(8): y
 """
