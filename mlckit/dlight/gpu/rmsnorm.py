@@ -141,7 +141,8 @@ class RMSNorm(GPUScheduleRule):
                                 preserve_unit_iters=True)
         sch.bind(tx, "threadIdx.x")
         sch.reverse_compute_at(write, tx, index=-1)
-        sch.vectorize(sch.get_loops(write)[-1])
+        if vec > 1:  # else the write has no loop of its own
+            sch.vectorize(sch.get_loops(write)[-1])
         # fused last: mlckit's compute_at cannot tell that the rows of a fused loop differ
         sch.bind(sch.fuse(*rows), "blockIdx.x")
         return sch
