@@ -162,7 +162,10 @@ class LowBatchGEMV(GPUScheduleRule):
         if epilogue is not None:
             sch.set_scope(block, 0, "shared")
             sch.reverse_compute_at(epilogue.block_rv, bx, preserve_unit_loops=True)
-            fused = sch.fuse(*sch.get_loops(epilogue.block_rv)[2:])
+            loops = sch.get_loops(epilogue.block_rv)[2:]
+            if sch.get(loops[0]).extent.value == 1:
+                loops = loops[1:]  # the batch's unit loop (int64: not fused with the int32 ones)
+            fused = sch.fuse(*loops)
             _, ty = sch.split(fused, [None, ts])
             sch.bind(ty, "threadIdx.y")
         sch.bind(b, "blockIdx.y")
