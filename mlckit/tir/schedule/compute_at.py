@@ -13,6 +13,7 @@ from mlckit.arith import Analyzer
 from mlckit.arith.analyzer import substitute
 from mlckit.tir import expr as E
 from mlckit.tir import stmt as S
+from mlckit.tir.analysis.var_use import var_ids
 from mlckit.tir.expr import IntImm, Range, Var
 
 from .error import ScheduleError
@@ -254,6 +255,9 @@ class ComputeAtMixin:
             if lo_b.max_value > dom_hi_b.min_value:
                 _add_pred(outer, preds, E.LT(value, outer.simplify(dom.min + dom.extent)))
             bindings.append(value)
+        kept = _kept_predicate(prim, block_sref.realize, bstmt, bindings)
+        if kept is not None:
+            preds.append(kept)
         predicate = E.convert(True)
         for pr in preds:
             predicate = E.logical_and(predicate, pr)
@@ -459,3 +463,24 @@ def _var_plus_const(expr, iter_vars):
 
 
 __all__ = ["ComputeAtMixin", "child_block_srefs", "loop_srefs", "removal_target"]
+
+
+def _kept_predicate(prim: str, realize, block, bindings):
+    """The block's own ``T.where`` in its new place, or None when it has none.
+
+    A non-dividing split guards its block with ``T.where(k_0 * 128 + k_1 < 300)``; the
+    regenerated loops cover whole iterator domains, so dropping the guard would read past
+    the buffer (TVM 0.27 drops it: its result reads out of bounds).  The guard is written in
+    the old loop variables: each must be bound to one iterator as it is (``vk_0 = k_0``)
+    for the guard to be rewritten in the new bindings; otherwise compute_at is refused."""
+    predicate = realize.predicate if realize is not None else None
+    if predicate is None or (isinstance(predicate, IntImm) and predicate.value == 1):
+        return None
+    loop_to_new = {id(old): new for old, new in zip(realize.iter_values, bindings)
+                   if isinstance(old, Var)}
+    if not var_ids(predicate) <= set(loop_to_new):
+        raise ScheduleError(
+            prim, f"block `{block.name_hint}` is guarded by T.where({predicate}) over loops "
+                  "that its iterators are not bound to one to one; moving the block would "
+                  "drop the guard (TVM drops it and computes out of bounds)", [block])
+    return substitute(predicate, loop_to_new)
