@@ -13,6 +13,7 @@ from mlckit.script import ir as I
 from mlckit.script import tir as T
 
 from .common import bindings, rand, run, scheduled
+from .kernels import Matmul, RowSum
 
 
 @I.ir_module
@@ -112,31 +113,6 @@ class OuterReduction:  # Y[j] = sum_k X[k] * W[k, j]: k is not W's innermost ind
                 with T.init():
                     Y[vj] = T.float32(0)
                 Y[vj] = Y[vj] + X[vk] * W[vk, vj]
-
-
-@I.ir_module
-class Matmul:
-    @T.prim_func
-    def main(A: T.Buffer((32, 64), "float32"), B: T.Buffer((64, 48), "float32"),
-             C: T.Buffer((32, 48), "float32")):
-        for i, j, k in T.grid(32, 48, 64):
-            with T.block("C"):
-                vi, vj, vk = T.axis.remap("SSR", [i, j, k])
-                with T.init():
-                    C[vi, vj] = T.float32(0)
-                C[vi, vj] = C[vi, vj] + A[vi, vk] * B[vk, vj]
-
-
-@I.ir_module
-class RowSum:
-    @T.prim_func
-    def main(A: T.Buffer((4, 64), "float32"), B: T.Buffer((4,), "float32")):
-        for i, k in T.grid(4, 64):
-            with T.block("B"):
-                vi, vk = T.axis.remap("SR", [i, k])
-                with T.init():
-                    B[vi] = T.float32(0)
-                B[vi] = B[vi] + A[vi, vk]
 
 
 def gemv(mod):

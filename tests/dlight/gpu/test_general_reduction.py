@@ -14,6 +14,7 @@ from mlckit.script import relax as R
 from mlckit.script import tir as T
 
 from .common import bindings, legalized, rand, run, scheduled
+from .kernels import RowSum, Scale
 
 
 @I.ir_module
@@ -99,28 +100,6 @@ class LayerNorm:
             y = R.nn.layer_norm(x, g, b, axes=[-1])
             R.output(y)
         return y
-
-
-@I.ir_module
-class RowSum:
-    @T.prim_func
-    def main(A: T.Buffer((4, 64), "float32"), B: T.Buffer((4,), "float32")):
-        for i, k in T.grid(4, 64):
-            with T.block("B"):
-                vi, vk = T.axis.remap("SR", [i, k])
-                with T.init():
-                    B[vi] = T.float32(0)
-                B[vi] = B[vi] + A[vi, vk]
-
-
-@I.ir_module
-class Scale:
-    @T.prim_func
-    def main(A: T.Buffer((4, 8), "float32"), B: T.Buffer((4, 8), "float32")):
-        for i, j in T.grid(4, 8):
-            with T.block("B"):
-                vi, vj = T.axis.remap("SS", [i, j])
-                B[vi, vj] = A[vi, vj] * T.float32(2)
 
 
 def general(mod):

@@ -19,6 +19,7 @@ from mlckit.tir.expr import Max
 from mlckit.tir.schedule.ir_utils import realizes_under
 
 from .common import bindings, rand, run, scheduled
+from .kernels import RowSum
 
 
 @I.ir_module
@@ -159,18 +160,6 @@ class SymbolicRows:
                 with T.init():
                     C[vi, vj] = T.float32(0)
                 C[vi, vj] = C[vi, vj] + A[vi, vk] * B[vk, vj]
-
-
-@I.ir_module
-class RowSum:
-    @T.prim_func
-    def main(A: T.Buffer((4, 64), "float32"), B: T.Buffer((4,), "float32")):
-        for i, k in T.grid(4, 64):
-            with T.block("B"):
-                vi, vk = T.axis.remap("SR", [i, k])
-                with T.init():
-                    B[vi] = T.float32(0)
-                B[vi] = B[vi] + A[vi, vk]
 
 
 def matmul(mod):
