@@ -13,14 +13,14 @@ from mlckit.arith import Analyzer
 from mlckit.arith.analyzer import substitute
 from mlckit.tir import expr as E
 from mlckit.tir import stmt as S
-from mlckit.tir.buffer import BufferRegion, decl_buffer
+from mlckit.tir.buffer import Buffer, BufferRegion, decl_buffer
 from mlckit.tir.expr import IntImm, IterVar, Range, Var
 
 from .error import ScheduleError
 from .instruction import primitive
 from .ir_utils import Rewrite, replace_buffers, replace_stmts
 from .query import child_block_srefs, consumer_srefs, scope_sref
-from .rv import BlockRV
+from .rv import BlockRV, ExprRV
 
 STORAGE_SCOPES = ("global", "shared", "shared.dyn", "local", "warp", "wmma.matrix_a",
                   "wmma.matrix_b", "wmma.accumulator")
@@ -139,6 +139,21 @@ def _accessed_buffer(prim: str, block, kind: str, index: int):
 
 
 class CacheReadWriteMixin:
+    def _buffer_index(self, prim, block, buffer, kind: str) -> int:
+        """The index among the block's ``kind`` ("read"/"write") regions of ``buffer``: an
+        index, a buffer name or a Buffer, as TVM takes them."""
+        if buffer is None or isinstance(buffer, (int, ExprRV, IntImm)):
+            return self._int(buffer, prim)
+        if not isinstance(buffer, (str, Buffer)):
+            raise ScheduleError(prim, f"the buffer must be an index, a buffer name or a Buffer, "
+                                f"got {buffer!r}")
+        found_kind, index = self._buffer_arg(prim, block, buffer)
+        if found_kind != kind:
+            name = buffer if isinstance(buffer, str) else buffer.name
+            raise ScheduleError(prim, f"block `{self.get(block).name_hint}` {found_kind}s buffer "
+                                f"`{name}` but does not {kind} it", [self.get(block)])
+        return index
+
     def _insert_in_scope(self, scope, pos, nest, new_buffer, rw, extra=None):
         from .compute_at import _children
 
@@ -148,21 +163,10 @@ class CacheReadWriteMixin:
         return new_scope
 
     @primitive("CacheRead", inputs=("block", "read_buffer_index", "consumer_blocks"),
-               attrs=("storage_scope",))
-    def cache_read(self, block, read_buffer_index: int, storage_scope: str,
-                   consumer_blocks=None) -> BlockRV:
-        """Read the ``read_buffer_index``-th input of ``block`` through a cache in
-        ``storage_scope``; returns the new copy block ``<buffer>_<scope>``.
-
-        Before / after ``sch.cache_read(block_B, 0, "shared")``::
-
-            for i in range(128):                   for ax0 in range(128):
-                with T.block("B"):                     with T.block("A_shared"):
-                    B[vi] = A[vi] * 2                      A_shared[v0] = A[v0]
-                                                   for i in range(128):
-                                                       with T.block("B"):
-                                                           B[vi] = A_shared[vi] * 2
-        """
+               attrs=("storage_scope",), py_name="cache_read")
+    def _cache_read(self, block, read_buffer_index: int, storage_scope: str,
+                    consumer_blocks=None) -> BlockRV:
+        """``cache_read`` with the buffer given by its index (recorded in the trace)."""
         prim = "cache_read"
         _check_scope(prim, storage_scope)
         sref = self._block_sref(block, prim)
@@ -210,21 +214,10 @@ class CacheReadWriteMixin:
         return self._rv_for(self.state.get_sref(cache_block), BlockRV)
 
     @primitive("CacheWrite", inputs=("block", "write_buffer_index", "consumer_blocks"),
-               attrs=("storage_scope",))
-    def cache_write(self, block, write_buffer_index: int, storage_scope: str,
-                    consumer_blocks=None) -> BlockRV:
-        """Make ``block`` write its ``write_buffer_index``-th output into a cache in
-        ``storage_scope``, copied back by a new block ``<buffer>_<scope>`` (returned).
-
-        Before / after ``sch.cache_write(block_C, 0, "local")``::
-
-            for i in range(128):                   for i in range(128):
-                with T.block("C"):                     with T.block("C"):
-                    C[vi] = A[vi] + 1                      C_local[vi] = A[vi] + 1
-                                                   for ax0 in range(128):
-                                                       with T.block("C_local"):
-                                                           C[v0] = C_local[v0]
-        """
+               attrs=("storage_scope",), py_name="cache_write")
+    def _cache_write(self, block, write_buffer_index: int, storage_scope: str,
+                     consumer_blocks=None) -> BlockRV:
+        """``cache_write`` with the buffer given by its index (recorded in the trace)."""
         prim = "cache_write"
         _check_scope(prim, storage_scope)
         sref = self._block_sref(block, prim)
@@ -265,16 +258,10 @@ class CacheReadWriteMixin:
         self._commit(sref.func_name, new_body, rw)
         return self._rv_for(self.state.get_sref(cache_block), BlockRV)
 
-    @primitive("SetScope", inputs=("block", "buffer_index"), attrs=("storage_scope",))
-    def set_scope(self, block, buffer_index: int, storage_scope: str) -> None:
-        """Set the storage scope of the ``buffer_index``-th buffer ``block`` writes.
-
-        Before / after ``sch.set_scope(block_B, 0, "shared")``::
-
-            B = T.alloc_buffer((128,))             B = T.alloc_buffer((128,), scope="shared")
-        """
+    @primitive("SetScope", inputs=("block", "buffer_index"), attrs=("storage_scope",), py_name="set_scope")
+    def _set_scope(self, block, buffer_index: int, storage_scope: str) -> None:
+        """``set_scope`` with the buffer given by its index (recorded in the trace)."""
         prim = "set_scope"
-        _check_scope(prim, storage_scope)
         sref = self._block_sref(block, prim)
         bstmt = sref.stmt
         index = self._int(buffer_index, prim)
@@ -282,17 +269,71 @@ class CacheReadWriteMixin:
             raise ScheduleError(prim, f"block `{bstmt.name_hint}` writes {len(bstmt.writes)} "
                                 f"buffer(s); buffer_index {index} is out of range", [bstmt])
         buf = bstmt.writes[index].buffer
+        if buf.scope == storage_scope:  # as TVM: nothing to do, whatever the buffer is
+            return None
+        _check_scope(prim, storage_scope)
         func = self.mod[sref.func_name]
         if any(b is buf for b in func.buffer_map.values()):
             raise ScheduleError(prim, f"buffer `{buf.name}` is a parameter of the function; only "
                                 "buffers allocated inside it can change scope")
-        if buf.scope == storage_scope:
-            return None
-        new_buf = buf.replace(scope=storage_scope, data=Var(buf.name, buf.data.dtype))
+        # TVM names the new buffer after its scope, as cache_read/cache_write do
+        name = f"{buf.name}_{storage_scope}"
+        new_buf = buf.replace(name=name, scope=storage_scope, data=Var(name, buf.data.dtype))
         rw = Rewrite()
         new_body = replace_buffers(func.body, {id(buf): new_buf}, rw)
         self._commit(sref.func_name, new_body, rw)
         return None
+
+    def cache_read(self, block, read_buffer_index, storage_scope: str,
+                   consumer_blocks=None) -> BlockRV:
+        """Read the ``read_buffer_index``-th input of ``block`` (or the input given by name or
+        as a Buffer) through a cache in ``storage_scope``; returns the new copy block
+        ``<buffer>_<scope>``.
+
+        Before / after ``sch.cache_read(block_B, 0, "shared")``::
+
+            for i in range(128):                   for ax0 in range(128):
+                with T.block("B"):                     with T.block("A_shared"):
+                    B[vi] = A[vi] * 2                      A_shared[v0] = A[v0]
+                                                   for i in range(128):
+                                                       with T.block("B"):
+                                                           B[vi] = A_shared[vi] * 2
+        """
+        block = self._block_arg(block)
+        index = self._buffer_index("cache_read", block, read_buffer_index, "read")
+        return self._cache_read(block, index, storage_scope, consumer_blocks)
+
+    def cache_write(self, block, write_buffer_index, storage_scope: str,
+                    consumer_blocks=None) -> BlockRV:
+        """Make ``block`` write its ``write_buffer_index``-th output into a cache in
+        ``storage_scope``, copied back by a new block ``<buffer>_<scope>`` (returned).
+
+        Before / after ``sch.cache_write(block_C, 0, "local")``::
+
+            for i in range(128):                   for i in range(128):
+                with T.block("C"):                     with T.block("C"):
+                    C[vi] = A[vi] + 1                      C_local[vi] = A[vi] + 1
+                                                   for ax0 in range(128):
+                                                       with T.block("C_local"):
+                                                           C[v0] = C_local[v0]
+        """
+        block = self._block_arg(block)
+        index = self._buffer_index("cache_write", block, write_buffer_index, "write")
+        return self._cache_write(block, index, storage_scope, consumer_blocks)
+
+    def set_scope(self, block, buffer_index, storage_scope: str) -> None:
+        """Set the storage scope of the ``buffer_index``-th buffer ``block`` writes.
+
+        Before / after ``sch.set_scope(block_B, 0, "shared")``::
+
+            B = T.alloc_buffer((128,))             B_shared = T.alloc_buffer((128,), scope="shared")
+
+        The buffer is renamed ``<name>_<scope>``, as in TVM; setting the scope it already
+        has changes nothing (a parameter included).
+        """
+        block = self._block_arg(block)
+        index = self._buffer_index("set_scope", block, buffer_index, "write")
+        return self._set_scope(block, index, storage_scope)
 
 
 class _Fake:

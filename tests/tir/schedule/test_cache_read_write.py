@@ -52,15 +52,15 @@ def matmul_cache_write_local(A: T.Buffer((16, 16), "float32"), B: T.Buffer((16, 
 
 @T.prim_func
 def elementwise_set_scope(A: T.Buffer((16, 16), "float32"), C: T.Buffer((16, 16), "float32")):
-    B = T.alloc_buffer((16, 16), "float32", scope="shared")
+    B_shared = T.alloc_buffer((16, 16), "float32", scope="shared")
     for i, j in T.grid(16, 16):
         with T.block("B"):
             vi, vj = T.axis.remap("SS", [i, j])
-            B[vi, vj] = A[vi, vj] * T.float32(2)
+            B_shared[vi, vj] = A[vi, vj] * T.float32(2)
     for i, j in T.grid(16, 16):
         with T.block("C"):
             vi, vj = T.axis.remap("SS", [i, j])
-            C[vi, vj] = B[vi, vj] + T.float32(1)
+            C[vi, vj] = B_shared[vi, vj] + T.float32(1)
 
 
 def test_cache_read_and_write():
@@ -105,6 +105,56 @@ def test_set_scope():
     check(sch, elementwise_set_scope)
     verify_numeric(elementwise, sch.mod)
     verify_trace_roundtrip(sch, elementwise)
+
+
+def test_set_scope_renames_the_buffer_after_its_scope():
+    # as TVM: B becomes B_shared (structural equality alone would not see the name)
+    sch = tir.Schedule(elementwise)
+    sch.set_scope(sch.get_block("B"), 0, "shared")
+    written = sch.get(sch.get_block("B")).writes[0].buffer
+    assert (written.name, written.scope) == ("B_shared", "shared")
+    assert [b.name for b in sch.get(sch.get_block("root")).alloc_buffers] == ["B_shared"]
+
+
+def test_set_scope_to_the_scope_a_buffer_has_changes_nothing():
+    # TVM returns before any check, so even a parameter may be "set" to global
+    sch = tir.Schedule(elementwise)
+    before = sch.mod
+    sch.set_scope(sch.get_block("B"), 0, "global")
+    sch.set_scope(sch.get_block("C"), 0, "global")
+    assert sch.mod is before
+
+
+def test_cache_read_takes_a_buffer_name_or_a_buffer():
+    sch = tir.Schedule(matmul, debug_mask="all")
+    block = sch.get_block("C")
+    b_buffer = sch.get(block).reads[1].buffer
+    assert sch.get(sch.cache_read(block, "A", "shared")).name_hint == "A_shared"
+    assert sch.get(sch.cache_read(block, b_buffer, "local")).name_hint == "B_local"
+    # the trace records the index, as TVM's does
+    assert 'read_buffer_index=1, storage_scope="local"' in str(sch.trace)
+    verify_numeric(matmul, sch.mod)
+    verify_trace_roundtrip(sch, matmul)
+
+
+def test_cache_write_and_set_scope_take_a_buffer_name():
+    sch = tir.Schedule(elementwise)
+    sch.set_scope("B", "B", "shared")
+    assert sch.get(sch.cache_write("C", "C", "local")).name_hint == "C_local"
+    verify_numeric(elementwise, sch.mod)
+
+
+def test_cache_read_of_a_buffer_the_block_does_not_read():
+    sch = tir.Schedule(elementwise)
+    c = sch.get_block("C")
+    expect_error(sch, lambda: sch.cache_read(c, "C", "shared"), "cache_read",
+                 "block `C` writes buffer `C` but does not read it")
+    expect_error(sch, lambda: sch.cache_read(c, "A", "shared"), "cache_read",
+                 "block `C` accesses no buffer named 'A' (it accesses: B, C)")
+    expect_error(sch, lambda: sch.cache_write(c, "B", "shared"), "cache_write",
+                 "block `C` reads buffer `B` but does not write it")
+    expect_error(sch, lambda: sch.cache_read(c, 0.5, "shared"), "cache_read",
+                 "the buffer must be an index, a buffer name or a Buffer, got 0.5")
 
 
 def test_a_tagged_scope_names_its_rank_and_a_tag():
