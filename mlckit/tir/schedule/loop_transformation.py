@@ -74,11 +74,13 @@ def outer_analyzer(loop_sref) -> Analyzer:
 
 
 def check_plain_loop(prim: str, loop) -> None:
-    if loop.annotations or loop.thread_binding is not None or loop.kind != S.ForKind.SERIAL:
+    # as TVM, a parallel/vectorized/unrolled loop may be split or fused: the new loops are
+    # serial (mark them again); annotations and thread bindings are refused
+    if loop.annotations or loop.thread_binding is not None:
+        what = "a thread binding" if loop.thread_binding is not None else "annotations"
         raise ScheduleError(
-            prim, f"loop {describe_loop(loop)} has annotations, a thread binding or a "
-            f"non-serial kind ({loop.kind.name.lower()}); {prim} applies to plain serial loops only",
-            [loop])
+            prim, f"loop {describe_loop(loop)} has {what}; {prim} applies to loops without "
+            "annotations or thread bindings only", [loop])
     if not (isinstance(loop.min, IntImm) and loop.min.value == 0):
         raise ScheduleError(prim, f"loop {describe_loop(loop)} does not start at 0 "
                             f"(its min is {loop.min}); {prim} needs loops starting at 0", [loop])
