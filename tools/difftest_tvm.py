@@ -317,7 +317,7 @@ def tvm_worker(cases_file: str, out_dir: str, skip: int) -> None:
                 except HarnessError as err:
                     res["outcomes"].append(["harness", str(err)])
                 except Exception as err:  # TVM's refusals: TVMError, and TypeErrors of the API
-                    res["outcomes"].append(["rejected", f"{type(err).__name__}: {err}"[:2000]])
+                    res["outcomes"].append(["rejected", _tvm_message(err)])
             res["script"] = sch.mod.script()
             try:
                 ex = tvm.compile(sch.mod, target=target)
@@ -332,6 +332,15 @@ def tvm_worker(cases_file: str, out_dir: str, skip: int) -> None:
             res["error"] = f"{type(err).__name__}: {err}"[:2000]
         sys.stdout.write(json.dumps(res) + "\n")
         sys.stdout.flush()
+
+
+def _tvm_message(err) -> str:
+    """TVM's error without the IR it prints: the line after "Error message:" if there."""
+    text = str(err)
+    found = re.search(r"Error message: (.*)", text, re.S)
+    if found:
+        text = found.group(1)
+    return f"{type(err).__name__}: {text.strip()}"[:2000]
 
 
 def run_tvm(cases, tvm_python, work_dir, tag):
