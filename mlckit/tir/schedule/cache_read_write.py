@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from mlckit.arith import Analyzer
 from mlckit.arith.analyzer import substitute
+from mlckit.ir import structural_equal
 from mlckit.tir import expr as E
 from mlckit.tir import stmt as S
 from mlckit.tir.buffer import Buffer, BufferRegion, decl_buffer
@@ -46,37 +47,62 @@ def _loops_to_scope(block_sref, scope):
 
 
 def _relaxed(block_sref, scope, region):
-    """Constant [lo, hi] per dimension of ``region`` over the loops up to ``scope``."""
+    """Per dimension of ``region``, over the loops up to ``scope``: ``(base, lo, hi)`` for
+    the elements ``base + lo .. base + hi``.  ``base`` is None at the root; inside a block
+    (after blockize) it is the part of the index fixed by the outer block's iterators, so the
+    copy covers only what this instance of the scope touches."""
     ana = Analyzer()
     loops = _loops_to_scope(block_sref, scope)
     for lp in loops:
         ana.bind(lp.loop_var, Range(lp.min, lp.extent))
     realize = block_sref.realize
     vmap = {iv.var: v for iv, v in zip(realize.block.iter_vars, realize.iter_values)}
+    zero = {lp.loop_var: IntImm(lp.loop_var.dtype, 0) for lp in loops}
     out = []
     for rng in region:
-        lo = ana.const_int_bound(substitute(rng.min, vmap)).min_value
-        hi = ana.const_int_bound(substitute(rng.min + rng.extent - 1, vmap)).max_value
-        out.append((lo, hi))
+        first = substitute(rng.min, vmap)
+        last = substitute(rng.min + rng.extent - 1, vmap)
+        base = ana.simplify(substitute(first, zero))
+        if isinstance(base, IntImm):
+            lo = ana.const_int_bound(first).min_value
+            hi = ana.const_int_bound(last).max_value
+            out.append((None, lo, hi))
+            continue
+        lo = ana.const_int_bound(first - base).min_value
+        hi = ana.const_int_bound(last - base).max_value
+        if lo == float("-inf") or hi == float("inf"):
+            out.append((None, float("-inf"), float("inf")))
+        else:
+            out.append((base, lo, hi))
     return out
 
 
 def _union_regions(a, b):
     if a is None:
         return b
-    return [(min(x[0], y[0]), max(x[1], y[1])) for x, y in zip(a, b)]
+    out = []
+    for (ba, la, ha), (bb, lb, hb) in zip(a, b):
+        if ba is None and bb is None or ba is not None and bb is not None and \
+                structural_equal(ba, bb):
+            out.append((ba, min(la, lb), max(ha, hb)))
+        else:
+            out.append((None, float("-inf"), float("inf")))
+    return out
 
 
 def _copy_block(name, src, dst, bounds, buffer):
     """Loops ``ax*`` and a block copying ``src`` to ``dst`` over ``bounds`` of ``buffer``."""
     loops, ivs, values = [], [], []
-    for d, ((lo, hi), dim) in enumerate(zip(bounds, buffer.shape)):
+    for d, ((base, lo, hi), dim) in enumerate(zip(bounds, buffer.shape)):
         dtype = dim.dtype
         ax = Var(f"ax{d}", dtype)
         v = Var(f"v{d}", dtype)
         ivs.append(IterVar(Range(IntImm(dtype, 0), dim), v, E.IterVarType.DataPar))
         loops.append((ax, hi - lo + 1))
-        values.append(E.add(IntImm(dtype, lo), ax) if lo else ax)
+        start = base + lo if base is not None and lo else base
+        if start is None:
+            start = IntImm(dtype, lo) if lo else None
+        values.append(E.add(start, ax) if start is not None else ax)
     idx = [iv.var for iv in ivs]
     point = [Range(i, IntImm(i.dtype, 1)) for i in idx]
     block = S.Block(ivs, [BufferRegion(src, point)], [BufferRegion(dst, point)], name,
@@ -89,12 +115,15 @@ def _copy_block(name, src, dst, bounds, buffer):
 
 def _full(bounds, buffer):
     out = []
-    for (lo, hi), dim in zip(bounds, buffer.shape):
+    for (base, lo, hi), dim in zip(bounds, buffer.shape):
         if not isinstance(dim, IntImm):
             raise ScheduleError("cache", "buffers with symbolic shapes cannot be cached yet")
+        if base is not None:
+            out.append((base, int(lo), int(hi)))
+            continue
         lo = 0 if lo == float("-inf") else max(0, int(lo))
         hi = dim.value - 1 if hi == float("inf") else min(dim.value - 1, int(hi))
-        out.append((lo, hi))
+        out.append((None, lo, hi))
     return out
 
 

@@ -163,8 +163,7 @@ class LoopTransformationMixin:
         if len(loops) == 0:
             raise ScheduleError(prim, "needs at least one loop")
         srefs = [self._loop_sref(lp, prim) for lp in loops]
-        if len(srefs) == 1:
-            return loops[0]
+        # a single loop is fused too, as in TVM: it becomes a new serial loop `<name>_fused`
         for s in srefs:
             check_plain_loop(prim, s.stmt)
         for outer, inner in zip(srefs, srefs[1:]):

@@ -180,3 +180,41 @@ def test_cache_errors():
                  "unknown storage scope 'texture'")
     expect_error(sch, lambda: sch.set_scope(c, 0, "shared"), "set_scope",
                  "buffer `C` is a parameter of the function")
+
+
+@T.prim_func
+def elementwise_blockized_cache_write(A: T.Buffer((16, 16), "float32"),
+                                      C: T.Buffer((16, 16), "float32")):
+    B = T.alloc_buffer((16, 16), "float32")
+    for i in range(16):
+        with T.block("B_o"):
+            vi_o = T.axis.spatial(16, i)
+            vj_o = T.axis.spatial(1, 0)
+            T.reads(A[vi_o, 0:16])
+            T.writes(B[vi_o, 0:16])
+            B_local = T.alloc_buffer((16, 16), scope="local")
+            for j in range(16):
+                with T.block("B"):
+                    vj_i = T.axis.spatial(16, j)
+                    B_local[vi_o, vj_i] = A[vi_o, vj_i] * T.float32(2)
+            for ax0, ax1 in T.grid(1, 16):
+                with T.block("B_local"):
+                    v0 = T.axis.spatial(16, vi_o + ax0)
+                    v1 = T.axis.spatial(16, ax1)
+                    B[v0, v1] = B_local[v0, v1]
+    for i, j in T.grid(16, 16):
+        with T.block("C"):
+            vi, vj = T.axis.remap("SS", [i, j])
+            C[vi, vj] = B[vi, vj] + T.float32(1)
+
+
+def test_cache_write_inside_a_block_copies_back_only_that_block_s_region():
+    # the copy-back used to cover all 16 rows of B from a cache holding only row vi_o, so
+    # the last outer iteration overwrote B with garbage; now it copies row vi_o (TVM also
+    # shrinks the cache to (1, 16), see docs/tvm_names.md)
+    sch = tir.Schedule(elementwise, debug_mask="all")
+    sch.blockize(sch.get_loops(sch.get_block("B"))[1])
+    sch.cache_write(sch.get_block("B"), 0, "local")
+    check(sch, elementwise_blockized_cache_write)
+    verify_numeric(elementwise, sch.mod)
+    verify_trace_roundtrip(sch, elementwise)

@@ -168,3 +168,17 @@ def test_removed_loop_rv_is_reported():
     i, j = sch.get_loops(sch.get_block("B"))
     sch.split(j, factors=[4, 4])
     expect_error(sch, lambda: sch.split(j, factors=[2, 2]), "split", "no longer exists")
+
+
+def test_fuse_of_one_loop_makes_a_new_serial_loop():
+    # as TVM: fuse(j) gives `j_fused`, and a parallel loop fused alone becomes serial
+    sch = tir.Schedule(elementwise, debug_mask="all")
+    i, j = sch.get_loops(sch.get_block("B"))
+    sch.parallel(i)
+    fused = sch.fuse(j)
+    assert sch.get(fused).loop_var.name == "j_fused"
+    again = sch.fuse(i)
+    assert sch.get(again).loop_var.name == "i_fused"
+    assert sch.get(again).kind == tir.ForKind.SERIAL
+    verify_numeric(elementwise, sch.mod)
+    verify_trace_roundtrip(sch, elementwise)
