@@ -254,15 +254,15 @@ class CacheReadWriteMixin:
         index = self._int(write_buffer_index, prim)
         buf = _accessed_buffer(prim, bstmt, "write", index)
         scope = scope_sref(sref)
-        if any(r.buffer is buf for r in bstmt.reads):
-            others = [b for b in child_block_srefs(self.state, scope) if b is not sref
-                      and any(w.buffer is buf for w in b.stmt.writes)]
-            if others:
-                raise ScheduleError(
-                    prim, f"block `{bstmt.name_hint}` reads the `{buf.name}` it updates, and block "
-                    f"`{others[0].stmt.name_hint}` writes `{buf.name}` too; a write cache would "
-                    "not see those values (apply cache_write before decompose_reduction)",
-                    [bstmt])
+        # as TVM: the cached buffer must have a single writer in the scope (after
+        # decompose_reduction, cache_write the buffer before the split, or cache the init)
+        others = [b for b in child_block_srefs(self.state, scope) if b is not sref
+                  and any(w.buffer is buf for w in b.stmt.writes)]
+        if others:
+            raise ScheduleError(
+                prim, f"buffer `{buf.name}` is written by block `{bstmt.name_hint}` and by block "
+                f"`{others[0].stmt.name_hint}`; a write cache needs a single writer (apply "
+                "cache_write before decompose_reduction)", [bstmt, others[0].stmt])
         bounds = _full(_relaxed(sref, scope, bstmt.writes[index].region), buf)
         func = self.mod[sref.func_name]
         name = _unique_name(func, f"{buf.name}_{storage_scope}")

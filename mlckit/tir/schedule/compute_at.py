@@ -121,6 +121,18 @@ class ComputeAtMixin:
                                     "that is neither spatial nor reduction")
         _check_compact_dataflow(prim, block_sref, scope)
         state = self.state
+        # TVM: the moved block must be the only writer of its outputs in the scope (a
+        # "dominant" block); moving an init block that a separate update block accumulates
+        # onto would reset the accumulation in every iteration
+        for other in child_block_srefs(state, scope):
+            shared = [w.buffer.name for w in other.stmt.writes
+                      if other is not block_sref and any(w.buffer is m.buffer
+                                                         for m in bstmt.writes)]
+            if shared:
+                raise ScheduleError(
+                    prim, f"block `{bname}` is not the only writer of `{shared[0]}`: block "
+                    f"`{other.stmt.name_hint}` writes it too, so moving `{bname}` alone could "
+                    "change what the other one sees", [bstmt, other.stmt])
         if reverse:
             deps = producer_srefs(state, block_sref)
             other = consumer_srefs(state, block_sref)
@@ -131,9 +143,26 @@ class ComputeAtMixin:
             role, other_role = "consumer", "producer"
         deps_in = [d for d in deps if is_ancestor(loop_sref, d)]
         missing = [d for d in deps if not is_ancestor(loop_sref, d)]
-        if not deps_in:
+        # a block that reads no other block's output (only parameters) may be moved under
+        # any loop by reverse_compute_at, as in TVM: it computes its whole domain there, first
+        if not deps_in and (deps or not reverse):
             raise ScheduleError(prim, f"no {role} of block `{bname}` is under loop {lname}, so "
                                 "there is nothing to compute it next to", [bstmt, lstmt])
+        if reverse and not deps:
+            # it moves down to the loop: a consumer between here and there would read it
+            # before it is computed (TVM 0.27 does not check this and computes wrong numbers)
+            tops = _children(scope.stmt.body)
+
+            def top(stmt):
+                return next(i for i, c in enumerate(tops) if _contains(c, stmt))
+
+            early = [o for o in other if not is_ancestor(loop_sref, o)
+                     and top(o.stmt) <= top(lstmt)]
+            if early:
+                raise ScheduleError(
+                    prim, f"block `{bname}` cannot move under loop {lname}: its consumer "
+                    f"`{early[0].stmt.name_hint}` comes before that loop and would read it before "
+                    "it is computed", [bstmt, lstmt, early[0].stmt])
         if missing:
             raise ScheduleError(
                 prim, f"not all {role}s of block `{bname}` are under loop {lname}: "
@@ -151,7 +180,7 @@ class ComputeAtMixin:
         dep_pos = [pos_of(d) for d in deps_in]
         other_pos = [p for p in (pos_of(o) for o in other) if p is not None]
         if reverse:
-            lo_bound = max(dep_pos) + 1
+            lo_bound = max(dep_pos) + 1 if dep_pos else 0
             hi_bound = min(other_pos) if other_pos else len(children)
         else:
             hi_bound = min(dep_pos)
@@ -161,10 +190,12 @@ class ComputeAtMixin:
                 prim, f"block `{bname}` cannot be placed under loop {lname}: it would have to come "
                 f"after its {other_role if not reverse else role}s and before its "
                 f"{role if not reverse else other_role}s, which are interleaved there")
+        # as TVM for both primitives: -1 is the last valid position (before the first
+        # consumer), -2 the first (after the last producer)
         if index == -1:
-            pos = hi_bound if not reverse else lo_bound
+            pos = hi_bound
         elif index == -2:
-            pos = lo_bound if not reverse else hi_bound
+            pos = lo_bound
         else:
             pos = index
             if not lo_bound <= pos <= hi_bound:

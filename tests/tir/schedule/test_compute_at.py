@@ -98,8 +98,32 @@ def test_compute_at_errors():
                  "block `B` is already under loop `i`")
     expect_error(sch, lambda: sch.compute_at(sch.get_block("C"), i_b), "compute_at",
                  "no consumer of block `C` is under loop `i`")
-    expect_error(sch, lambda: sch.reverse_compute_at(sch.get_block("B"), i_c),
-                 "reverse_compute_at", "no producer of block `B`")
+
+
+
+@T.prim_func
+def elementwise_b_under_c(A: T.Buffer((16, 16), "float32"), C: T.Buffer((16, 16), "float32")):
+    B = T.alloc_buffer((16, 16), "float32")
+    for i in range(16):
+        for ax0, ax1 in T.grid(16, 16):
+            with T.block("B"):
+                vi, vj = T.axis.remap("SS", [ax0, ax1])
+                B[vi, vj] = A[vi, vj] * T.float32(2)
+        for j in range(16):
+            with T.block("C"):
+                vi, vj = T.axis.remap("SS", [i, j])
+                C[vi, vj] = B[vi, vj] + T.float32(1)
+
+
+def test_reverse_compute_at_of_a_block_without_producers():
+    # as TVM: B reads only a parameter, so reverse_compute_at may put it under any loop; it
+    # computes its whole domain there, before its consumer C (redundant, but correct)
+    sch = tir.Schedule(elementwise, debug_mask="all")
+    i_c, _ = sch.get_loops(sch.get_block("C"))
+    sch.reverse_compute_at(sch.get_block("B"), i_c)
+    check(sch, elementwise_b_under_c)
+    verify_numeric(elementwise, sch.mod)
+    verify_trace_roundtrip(sch, elementwise)
 
 
 def test_reverse_compute_at_conv_under_row_loop_is_rejected():
