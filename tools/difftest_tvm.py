@@ -595,8 +595,10 @@ def compare(m, t):
         ours = m["mod"]["main"]
         same = structural_equal(ours.without_attr("global_symbol"),
                                 theirs.without_attr("global_symbol"), map_free_vars=True)
-        names = (_block_names(ours), _buffer_names(ours)) == (_block_names(theirs),
-                                                              _buffer_names(theirs))
+        # names as printed (the printer makes duplicate names unique on both sides)
+        printed = from_source(m["script"])["main"]
+        names = (_block_names(printed), _buffer_names(printed)) == (_block_names(theirs),
+                                                                    _buffer_names(theirs))
         if not same or not names:
             why = "structure" if not same else "names"
             ours_text = m["script"]
