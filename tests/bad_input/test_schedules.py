@@ -226,3 +226,15 @@ def test_reverse_compute_at_past_a_consumer_is_refused():
     refused(lambda: sch.reverse_compute_at(sch.get_block("B"), loop), "reverse_compute_at",
             "block `B` cannot move under loop `i`: its consumer `C` comes before that loop")
     assert sch.mod is before
+
+
+def test_cache_write_of_an_update_without_init_is_refused():
+    # after blockize the inner block C accumulates onto what C_o's T.init() wrote; a cache
+    # of C would start uninitialised (TVM 0.27 accepts this and computes wrong numbers)
+    sch = tir.Schedule(matmul)
+    block = sch.get_block("C")
+    sch.blockize(sch.get_loops(block)[1])
+    before = sch.mod
+    refused(lambda: sch.cache_write(block, 0, "local"), "cache_write",
+            "block `C` reads the `C` it updates but has no T.init()")
+    assert sch.mod is before

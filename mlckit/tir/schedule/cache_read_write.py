@@ -263,6 +263,14 @@ class CacheReadWriteMixin:
                 prim, f"buffer `{buf.name}` is written by block `{bstmt.name_hint}` and by block "
                 f"`{others[0].stmt.name_hint}`; a write cache needs a single writer (apply "
                 "cache_write before decompose_reduction)", [bstmt, others[0].stmt])
+        if bstmt.init is None and any(r.buffer is buf for r in bstmt.reads):
+            # it accumulates onto values written before it (by an init outside its scope,
+            # after blockize): the cache would start uninitialised (TVM 0.27 accepts this and
+            # computes wrong numbers)
+            raise ScheduleError(
+                prim, f"block `{bstmt.name_hint}` reads the `{buf.name}` it updates but has no "
+                "T.init(): a write cache would not hold the values it starts from (apply "
+                "cache_write before blockize or decompose_reduction)", [bstmt])
         bounds = _full(_relaxed(sref, scope, bstmt.writes[index].region), buf)
         func = self.mod[sref.func_name]
         name = _unique_name(func, f"{buf.name}_{storage_scope}")
