@@ -583,8 +583,14 @@ def compare(m, t):
     to = [o[0] for o in t["outcomes"]]
     for i, (a, b) in enumerate(zip(mo, to)):
         if (a == "ok") != (b == "ok") and a != "crash":
-            diffs.append({"kind": "accept_reject", "step": i, "op": m["steps"][i]["op"],
-                          "mlckit": m["outcomes"][i], "tvm": t["outcomes"][i]})
+            entry = {"kind": "accept_reject", "step": i, "op": m["steps"][i]["op"],
+                     "mlckit": m["outcomes"][i], "tvm": t["outcomes"][i]}
+            if b == "ok" and t.get("out") and "ref" in m:
+                # where only TVM accepts: are its final numbers right?
+                tv = np.load(t["out"])
+                entry["tvm_numbers_right"] = bool(tv.shape == m["ref"].shape and np.allclose(
+                    tv, m["ref"], rtol=1e-3, atol=1e-3))
+            diffs.append(entry)
             return diffs
     if crashes:
         return diffs
@@ -643,7 +649,8 @@ def _signature(d, m):
         found = re.search(r"Error message: (.*)", msg or "")
         msg = found.group(1) if found else (msg.splitlines()[0] if msg else "")
         msg = re.sub(r"\d+", "N", msg)[:140]
-        return f"{d['op']}: {who} ({msg})"
+        wrong = " [TVM's numbers wrong]" if d.get("tvm_numbers_right") is False else ""
+        return f"{d['op']}: {who} ({msg}){wrong}"
     if d["kind"] == "crash":
         return "crash: " + re.sub(r"\d+", "N", d["detail"].split("\n")[0])[:160]
     if d["kind"] == "script":
