@@ -226,8 +226,8 @@ class CacheReadWriteMixin:
             if pos > min(positions):
                 raise ScheduleError(prim, f"a writer of buffer `{buf.name}` comes after one of "
                                     "its readers; cannot place a single cache stage")
-        else:
-            pos = min(positions)
+        else:  # a parameter (no writer in the scope): TVM copies it first thing
+            pos = 0
         rw = Rewrite()
         bmap = {id(buf): new_buf}
         table = {}

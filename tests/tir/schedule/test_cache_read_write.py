@@ -218,3 +218,19 @@ def test_cache_write_inside_a_block_copies_back_only_that_block_s_region():
     check(sch, elementwise_blockized_cache_write)
     verify_numeric(elementwise, sch.mod)
     verify_trace_roundtrip(sch, elementwise)
+
+
+def test_cache_read_of_a_parameter_copies_it_first():
+    # as TVM: W has no writer in the function, so its copy opens the scope (before `pad`),
+    # not just before its reader `conv`
+    from .workloads import conv2d_nchw
+
+    sch = tir.Schedule(conv2d_nchw, debug_mask="all")
+    conv = sch.get_block("conv")
+    w_index = [r.buffer.name for r in sch.get(conv).reads].index("W")
+    sch.cache_read(conv, w_index, "local")
+    root = sch.get_block("root")
+    assert [sch.get(b).name_hint for b in sch.get_child_blocks(root)] == [
+        "W_local", "pad", "conv"]
+    verify_numeric(conv2d_nchw, sch.mod)
+    verify_trace_roundtrip(sch, conv2d_nchw)
