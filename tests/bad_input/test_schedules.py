@@ -238,3 +238,19 @@ def test_cache_write_of_an_update_without_init_is_refused():
     refused(lambda: sch.cache_write(block, 0, "local"), "cache_write",
             "block `C` reads the `C` it updates but has no T.init()")
     assert sch.mod is before
+
+
+def test_reverse_compute_at_that_would_read_a_partial_sum_once_is_refused():
+    # expsum accumulates under exp's loop j; norm placed there too would compute each
+    # element once, from a partial sum (TVM 0.27 accepts this and computes wrong numbers)
+    from ..tir.schedule.workloads import softmax
+
+    sch = tir.Schedule(softmax)
+    j = sch.get_loops(sch.get_block("exp"))[1]
+    sch.reverse_compute_at(sch.get_block("expsum"), j)
+    j = sch.get_loops(sch.get_block("exp"))[1]
+    before = sch.mod
+    refused(lambda: sch.reverse_compute_at(sch.get_block("norm"), j), "reverse_compute_at",
+            "block `norm` cannot be placed under loop `j`: every iteration of loop `j` touches "
+            "the same elements")
+    assert sch.mod is before

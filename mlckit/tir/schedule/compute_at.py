@@ -10,7 +10,7 @@ point get no loop (unless ``preserve_unit_loops``).
 from __future__ import annotations
 
 from mlckit.arith import Analyzer
-from mlckit.arith.analyzer import substitute
+from mlckit.arith.analyzer import substitute, uses_var
 from mlckit.tir import expr as E
 from mlckit.tir import stmt as S
 from mlckit.tir.expr import IntImm, Range, Var
@@ -212,6 +212,7 @@ class ComputeAtMixin:
         my_regions = bstmt.reads if reverse else bstmt.writes
         my_buffers = [r.buffer for r in my_regions]
         need: dict[int, list] = {}
+        repeated: list = []  # (loop, error) where the producer's updates repeat (reverse)
         for d in deps_in:
             regions = d.stmt.writes if reverse else d.stmt.reads
             inner = _loops_inside(loop_sref, d)
@@ -221,12 +222,13 @@ class ComputeAtMixin:
                 threads = _thread_loops_to_relax(loop_sref, reg.buffer.scope)
                 rel = _relaxed_region(outer, reg.region, d.realize, inner + threads)
                 writes_it = any(w.buffer is reg.buffer for w in d.stmt.writes)
-                # reverse_compute_at may read partial results in early iterations: the moved
-                # block (complete, or a reduction with its init) is recomputed whole in each,
-                # and the last one sees the final values (TVM accepts it)
-                if writes_it and not reverse:
+                # reverse_compute_at may read partial results in early iterations if the
+                # moved block is recomputed whole in each (its region does not follow the
+                # loop): the last iteration then sees the final values (TVM accepts it)
+                if writes_it:
                     _check_disjoint(prim, outer, rel, loop_sref, scope, threads, bname,
-                                    d.stmt.name_hint, reverse)
+                                    d.stmt.name_hint, reverse,
+                                    repeated if reverse else None)
                 key = id(reg.buffer)
                 if key in need and reverse:
                     continue
@@ -252,6 +254,12 @@ class ComputeAtMixin:
                     lo = outer.simplify(E.min_expr(plo, lo))
                     hi = outer.simplify(E.max_expr(phi, hi))
                 var_range[id(base)] = (lo, hi)
+        for lp, err in repeated:
+            # a reduction would start again in each iteration; a part that follows the loop
+            # would be computed once, from partial values
+            if bstmt.init is not None or any(uses_var(x, lambda v: v is lp.loop_var)
+                                             for rng in var_range.values() for x in rng):
+                raise err
         # build the new loop nest
         bindings, preds, loops = [], [], []
         n_ax = 0
@@ -375,7 +383,8 @@ def _thread_loops_to_relax(loop_sref, scope: str) -> list:
     return out
 
 
-def _check_disjoint(prim, ana, rel, loop_sref, scope, relaxed, bname, dname, reverse):
+def _check_disjoint(prim, ana, rel, loop_sref, scope, relaxed, bname, dname, reverse,
+                    collect=None):
     """Each iteration of the loops down to ``loop_sref`` must touch its own part of a buffer
     that ``dname`` updates; otherwise moving the block there would redo (compute_at) or
     consume partial (reverse_compute_at) results."""
@@ -399,10 +408,13 @@ def _check_disjoint(prim, ana, rel, loop_sref, scope, relaxed, bname, dname, rev
                 what = ("would be computed again, overwriting the partial results of"
                         if not reverse else "would be consumed before it is complete, as it is "
                         "still being updated by")
-                raise ScheduleError(
+                err = ScheduleError(
                     prim, f"block `{bname}` cannot be placed under loop `{lp.loop_var.name_hint}`"
                     f": every iteration of loop `{lp.loop_var.name_hint}` touches the same "
                     f"elements, which {what} block `{dname}`")
+                if collect is None:
+                    raise err
+                collect.append((lp, err))
         p = p.parent
 
 
