@@ -257,7 +257,7 @@ class ComputeAtMixin:
         for lp, err in repeated:
             # a reduction would start again in each iteration; a part that follows the loop
             # would be computed once, from partial values
-            if bstmt.init is not None or any(uses_var(x, lambda v: v is lp.loop_var)
+            if bstmt.init is not None or any(uses_var(x, lambda v, var=lp.loop_var: v is var)
                                              for rng in var_range.values() for x in rng):
                 raise err
         # build the new loop nest
