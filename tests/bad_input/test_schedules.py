@@ -168,3 +168,89 @@ def test_refused_primitive_leaves_the_schedule_unchanged(workload, make, phrases
     # and the schedule still works
     sch.split(_loops(sch, "C")[0], [2, None])
     assert len(sch.trace.insts) > insts
+
+
+def _decomposed_matmul():
+    sch = tir.Schedule(matmul)
+    block = sch.get_block("C")
+    sch.decompose_reduction(block, sch.get_loops(block)[0])
+    return sch
+
+
+def test_cache_write_of_a_buffer_with_two_writers_is_refused():
+    # as TVM: after decompose_reduction C_init and C_update both write C
+    sch = _decomposed_matmul()
+    before = sch.mod
+    refused(lambda: sch.cache_write(sch.get_block("C_init"), 0, "local"),
+            "cache_write", "buffer `C` is written by block `C_init` and by block `C_update`")
+    assert sch.mod is before
+
+
+def test_moving_an_init_block_that_another_block_accumulates_onto_is_refused():
+    # moving C_init under C_update's row loop would zero C on every row: TVM refuses it too
+    # (C_init is not the only writer of C, so it is not a complete block)
+    sch = _decomposed_matmul()
+    row = sch.get_loops(sch.get_block("C_update"))[0]
+    before = sch.mod
+    refused(lambda: sch.reverse_compute_at(sch.get_block("C_init"), row),
+            "reverse_compute_at", "block `C_init` is not the only writer of `C`",
+            "block `C_update` writes it too")
+    assert sch.mod is before
+
+
+def test_reverse_compute_at_past_a_consumer_is_refused():
+    # B reads only a parameter; moving it under D's loop would put it after C, which reads
+    # it (TVM 0.27 accepts this and computes wrong numbers)
+    from mlckit.script import tir as T
+
+    @T.prim_func
+    def chain(A: T.Buffer((8,), "float32"), D: T.Buffer((8,), "float32")):
+        B = T.alloc_buffer((8,), "float32")
+        C = T.alloc_buffer((8,), "float32")
+        for i in range(8):
+            with T.block("B"):
+                vi = T.axis.spatial(8, i)
+                B[vi] = A[vi] * T.float32(2)
+        for i in range(8):
+            with T.block("C"):
+                vi = T.axis.spatial(8, i)
+                C[vi] = B[vi] + T.float32(1)
+        for i in range(8):
+            with T.block("D"):
+                vi = T.axis.spatial(8, i)
+                D[vi] = A[vi] + T.float32(1)
+
+    sch = tir.Schedule(chain)
+    loop = sch.get_loops(sch.get_block("D"))[0]
+    before = sch.mod
+    refused(lambda: sch.reverse_compute_at(sch.get_block("B"), loop), "reverse_compute_at",
+            "block `B` cannot move under loop `i`: its consumer `C` comes before that loop")
+    assert sch.mod is before
+
+
+def test_cache_write_of_an_update_without_init_is_refused():
+    # after blockize the inner block C accumulates onto what C_o's T.init() wrote; a cache
+    # of C would start uninitialised (TVM 0.27 accepts this and computes wrong numbers)
+    sch = tir.Schedule(matmul)
+    block = sch.get_block("C")
+    sch.blockize(sch.get_loops(block)[1])
+    before = sch.mod
+    refused(lambda: sch.cache_write(block, 0, "local"), "cache_write",
+            "block `C` reads the `C` it updates but has no T.init()")
+    assert sch.mod is before
+
+
+def test_reverse_compute_at_that_would_read_a_partial_sum_once_is_refused():
+    # expsum accumulates under exp's loop j; norm placed there too would compute each
+    # element once, from a partial sum (TVM 0.27 accepts this and computes wrong numbers)
+    from ..tir.schedule.workloads import softmax
+
+    sch = tir.Schedule(softmax)
+    j = sch.get_loops(sch.get_block("exp"))[1]
+    sch.reverse_compute_at(sch.get_block("expsum"), j)
+    j = sch.get_loops(sch.get_block("exp"))[1]
+    before = sch.mod
+    refused(lambda: sch.reverse_compute_at(sch.get_block("norm"), j), "reverse_compute_at",
+            "block `norm` cannot be placed under loop `j`: every iteration of loop `j` touches "
+            "the same elements")
+    assert sch.mod is before

@@ -40,7 +40,7 @@ def test_only_the_legal_primitives_are_shown_and_the_others_say_why(view):
     assert "<b>compute_inline</b>: ScheduleError: compute_inline: block `Y` is a reduction" \
         in view.not_here.value
     view.pick("Y", ("C", "j"))
-    assert shown(view) == ["compute_at", "cache_read", "cache_write"]
+    assert shown(view) == ["compute_at", "reverse_compute_at", "cache_read", "cache_write"]
 
 
 def test_the_inputs_propose_parameters_for_the_picked_loop(view):

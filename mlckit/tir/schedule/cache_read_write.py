@@ -11,16 +11,17 @@ from __future__ import annotations
 
 from mlckit.arith import Analyzer
 from mlckit.arith.analyzer import substitute
+from mlckit.ir import structural_equal
 from mlckit.tir import expr as E
 from mlckit.tir import stmt as S
-from mlckit.tir.buffer import BufferRegion, decl_buffer
+from mlckit.tir.buffer import Buffer, BufferRegion, decl_buffer
 from mlckit.tir.expr import IntImm, IterVar, Range, Var
 
 from .error import ScheduleError
 from .instruction import primitive
 from .ir_utils import Rewrite, replace_buffers, replace_stmts
 from .query import child_block_srefs, consumer_srefs, scope_sref
-from .rv import BlockRV
+from .rv import BlockRV, ExprRV
 
 STORAGE_SCOPES = ("global", "shared", "shared.dyn", "local", "warp", "wmma.matrix_a",
                   "wmma.matrix_b", "wmma.accumulator")
@@ -46,37 +47,62 @@ def _loops_to_scope(block_sref, scope):
 
 
 def _relaxed(block_sref, scope, region):
-    """Constant [lo, hi] per dimension of ``region`` over the loops up to ``scope``."""
+    """Per dimension of ``region``, over the loops up to ``scope``: ``(base, lo, hi)`` for
+    the elements ``base + lo .. base + hi``.  ``base`` is None at the root; inside a block
+    (after blockize) it is the part of the index fixed by the outer block's iterators, so the
+    copy covers only what this instance of the scope touches."""
     ana = Analyzer()
     loops = _loops_to_scope(block_sref, scope)
     for lp in loops:
         ana.bind(lp.loop_var, Range(lp.min, lp.extent))
     realize = block_sref.realize
     vmap = {iv.var: v for iv, v in zip(realize.block.iter_vars, realize.iter_values)}
+    zero = {lp.loop_var: IntImm(lp.loop_var.dtype, 0) for lp in loops}
     out = []
     for rng in region:
-        lo = ana.const_int_bound(substitute(rng.min, vmap)).min_value
-        hi = ana.const_int_bound(substitute(rng.min + rng.extent - 1, vmap)).max_value
-        out.append((lo, hi))
+        first = substitute(rng.min, vmap)
+        last = substitute(rng.min + rng.extent - 1, vmap)
+        base = ana.simplify(substitute(first, zero))
+        if isinstance(base, IntImm):
+            lo = ana.const_int_bound(first).min_value
+            hi = ana.const_int_bound(last).max_value
+            out.append((None, lo, hi))
+            continue
+        lo = ana.const_int_bound(first - base).min_value
+        hi = ana.const_int_bound(last - base).max_value
+        if lo == float("-inf") or hi == float("inf"):
+            out.append((None, float("-inf"), float("inf")))
+        else:
+            out.append((base, lo, hi))
     return out
 
 
 def _union_regions(a, b):
     if a is None:
         return b
-    return [(min(x[0], y[0]), max(x[1], y[1])) for x, y in zip(a, b)]
+    out = []
+    for (ba, la, ha), (bb, lb, hb) in zip(a, b):
+        if ba is None and bb is None or ba is not None and bb is not None and \
+                structural_equal(ba, bb):
+            out.append((ba, min(la, lb), max(ha, hb)))
+        else:
+            out.append((None, float("-inf"), float("inf")))
+    return out
 
 
 def _copy_block(name, src, dst, bounds, buffer):
     """Loops ``ax*`` and a block copying ``src`` to ``dst`` over ``bounds`` of ``buffer``."""
     loops, ivs, values = [], [], []
-    for d, ((lo, hi), dim) in enumerate(zip(bounds, buffer.shape)):
+    for d, ((base, lo, hi), dim) in enumerate(zip(bounds, buffer.shape)):
         dtype = dim.dtype
         ax = Var(f"ax{d}", dtype)
         v = Var(f"v{d}", dtype)
         ivs.append(IterVar(Range(IntImm(dtype, 0), dim), v, E.IterVarType.DataPar))
         loops.append((ax, hi - lo + 1))
-        values.append(E.add(IntImm(dtype, lo), ax) if lo else ax)
+        start = base + lo if base is not None and lo else base
+        if start is None:
+            start = IntImm(dtype, lo) if lo else None
+        values.append(E.add(start, ax) if start is not None else ax)
     idx = [iv.var for iv in ivs]
     point = [Range(i, IntImm(i.dtype, 1)) for i in idx]
     block = S.Block(ivs, [BufferRegion(src, point)], [BufferRegion(dst, point)], name,
@@ -89,12 +115,15 @@ def _copy_block(name, src, dst, bounds, buffer):
 
 def _full(bounds, buffer):
     out = []
-    for (lo, hi), dim in zip(bounds, buffer.shape):
+    for (base, lo, hi), dim in zip(bounds, buffer.shape):
         if not isinstance(dim, IntImm):
             raise ScheduleError("cache", "buffers with symbolic shapes cannot be cached yet")
+        if base is not None:
+            out.append((base, int(lo), int(hi)))
+            continue
         lo = 0 if lo == float("-inf") else max(0, int(lo))
         hi = dim.value - 1 if hi == float("inf") else min(dim.value - 1, int(hi))
-        out.append((lo, hi))
+        out.append((None, lo, hi))
     return out
 
 
@@ -139,6 +168,21 @@ def _accessed_buffer(prim: str, block, kind: str, index: int):
 
 
 class CacheReadWriteMixin:
+    def _buffer_index(self, prim, block, buffer, kind: str) -> int:
+        """The index among the block's ``kind`` ("read"/"write") regions of ``buffer``: an
+        index, a buffer name or a Buffer, as TVM takes them."""
+        if buffer is None or isinstance(buffer, (int, ExprRV, IntImm)):
+            return self._int(buffer, prim)
+        if not isinstance(buffer, (str, Buffer)):
+            raise ScheduleError(prim, f"the buffer must be an index, a buffer name or a Buffer, "
+                                f"got {buffer!r}")
+        found_kind, index = self._buffer_arg(prim, block, buffer)
+        if found_kind != kind:
+            name = buffer if isinstance(buffer, str) else buffer.name
+            raise ScheduleError(prim, f"block `{self.get(block).name_hint}` {found_kind}s buffer "
+                                f"`{name}` but does not {kind} it", [self.get(block)])
+        return index
+
     def _insert_in_scope(self, scope, pos, nest, new_buffer, rw, extra=None):
         from .compute_at import _children
 
@@ -148,21 +192,10 @@ class CacheReadWriteMixin:
         return new_scope
 
     @primitive("CacheRead", inputs=("block", "read_buffer_index", "consumer_blocks"),
-               attrs=("storage_scope",))
-    def cache_read(self, block, read_buffer_index: int, storage_scope: str,
-                   consumer_blocks=None) -> BlockRV:
-        """Read the ``read_buffer_index``-th input of ``block`` through a cache in
-        ``storage_scope``; returns the new copy block ``<buffer>_<scope>``.
-
-        Before / after ``sch.cache_read(block_B, 0, "shared")``::
-
-            for i in range(128):                   for ax0 in range(128):
-                with T.block("B"):                     with T.block("A_shared"):
-                    B[vi] = A[vi] * 2                      A_shared[v0] = A[v0]
-                                                   for i in range(128):
-                                                       with T.block("B"):
-                                                           B[vi] = A_shared[vi] * 2
-        """
+               attrs=("storage_scope",), py_name="cache_read")
+    def _cache_read(self, block, read_buffer_index: int, storage_scope: str,
+                    consumer_blocks=None) -> BlockRV:
+        """``cache_read`` with the buffer given by its index (recorded in the trace)."""
         prim = "cache_read"
         _check_scope(prim, storage_scope)
         sref = self._block_sref(block, prim)
@@ -193,8 +226,8 @@ class CacheReadWriteMixin:
             if pos > min(positions):
                 raise ScheduleError(prim, f"a writer of buffer `{buf.name}` comes after one of "
                                     "its readers; cannot place a single cache stage")
-        else:
-            pos = min(positions)
+        else:  # a parameter (no writer in the scope): TVM copies it first thing
+            pos = 0
         rw = Rewrite()
         bmap = {id(buf): new_buf}
         table = {}
@@ -210,21 +243,10 @@ class CacheReadWriteMixin:
         return self._rv_for(self.state.get_sref(cache_block), BlockRV)
 
     @primitive("CacheWrite", inputs=("block", "write_buffer_index", "consumer_blocks"),
-               attrs=("storage_scope",))
-    def cache_write(self, block, write_buffer_index: int, storage_scope: str,
-                    consumer_blocks=None) -> BlockRV:
-        """Make ``block`` write its ``write_buffer_index``-th output into a cache in
-        ``storage_scope``, copied back by a new block ``<buffer>_<scope>`` (returned).
-
-        Before / after ``sch.cache_write(block_C, 0, "local")``::
-
-            for i in range(128):                   for i in range(128):
-                with T.block("C"):                     with T.block("C"):
-                    C[vi] = A[vi] + 1                      C_local[vi] = A[vi] + 1
-                                                   for ax0 in range(128):
-                                                       with T.block("C_local"):
-                                                           C[v0] = C_local[v0]
-        """
+               attrs=("storage_scope",), py_name="cache_write")
+    def _cache_write(self, block, write_buffer_index: int, storage_scope: str,
+                     consumer_blocks=None) -> BlockRV:
+        """``cache_write`` with the buffer given by its index (recorded in the trace)."""
         prim = "cache_write"
         _check_scope(prim, storage_scope)
         sref = self._block_sref(block, prim)
@@ -232,15 +254,23 @@ class CacheReadWriteMixin:
         index = self._int(write_buffer_index, prim)
         buf = _accessed_buffer(prim, bstmt, "write", index)
         scope = scope_sref(sref)
-        if any(r.buffer is buf for r in bstmt.reads):
-            others = [b for b in child_block_srefs(self.state, scope) if b is not sref
-                      and any(w.buffer is buf for w in b.stmt.writes)]
-            if others:
-                raise ScheduleError(
-                    prim, f"block `{bstmt.name_hint}` reads the `{buf.name}` it updates, and block "
-                    f"`{others[0].stmt.name_hint}` writes `{buf.name}` too; a write cache would "
-                    "not see those values (apply cache_write before decompose_reduction)",
-                    [bstmt])
+        # as TVM: the cached buffer must have a single writer in the scope (after
+        # decompose_reduction, cache_write the buffer before the split, or cache the init)
+        others = [b for b in child_block_srefs(self.state, scope) if b is not sref
+                  and any(w.buffer is buf for w in b.stmt.writes)]
+        if others:
+            raise ScheduleError(
+                prim, f"buffer `{buf.name}` is written by block `{bstmt.name_hint}` and by block "
+                f"`{others[0].stmt.name_hint}`; a write cache needs a single writer (apply "
+                "cache_write before decompose_reduction)", [bstmt, others[0].stmt])
+        if bstmt.init is None and any(r.buffer is buf for r in bstmt.reads):
+            # it accumulates onto values written before it (by an init outside its scope,
+            # after blockize): the cache would start uninitialised (TVM 0.27 accepts this and
+            # computes wrong numbers)
+            raise ScheduleError(
+                prim, f"block `{bstmt.name_hint}` reads the `{buf.name}` it updates but has no "
+                "T.init(): a write cache would not hold the values it starts from (apply "
+                "cache_write before blockize or decompose_reduction)", [bstmt])
         bounds = _full(_relaxed(sref, scope, bstmt.writes[index].region), buf)
         func = self.mod[sref.func_name]
         name = _unique_name(func, f"{buf.name}_{storage_scope}")
@@ -265,16 +295,10 @@ class CacheReadWriteMixin:
         self._commit(sref.func_name, new_body, rw)
         return self._rv_for(self.state.get_sref(cache_block), BlockRV)
 
-    @primitive("SetScope", inputs=("block", "buffer_index"), attrs=("storage_scope",))
-    def set_scope(self, block, buffer_index: int, storage_scope: str) -> None:
-        """Set the storage scope of the ``buffer_index``-th buffer ``block`` writes.
-
-        Before / after ``sch.set_scope(block_B, 0, "shared")``::
-
-            B = T.alloc_buffer((128,))             B = T.alloc_buffer((128,), scope="shared")
-        """
+    @primitive("SetScope", inputs=("block", "buffer_index"), attrs=("storage_scope",), py_name="set_scope")
+    def _set_scope(self, block, buffer_index: int, storage_scope: str) -> None:
+        """``set_scope`` with the buffer given by its index (recorded in the trace)."""
         prim = "set_scope"
-        _check_scope(prim, storage_scope)
         sref = self._block_sref(block, prim)
         bstmt = sref.stmt
         index = self._int(buffer_index, prim)
@@ -282,17 +306,71 @@ class CacheReadWriteMixin:
             raise ScheduleError(prim, f"block `{bstmt.name_hint}` writes {len(bstmt.writes)} "
                                 f"buffer(s); buffer_index {index} is out of range", [bstmt])
         buf = bstmt.writes[index].buffer
+        if buf.scope == storage_scope:  # as TVM: nothing to do, whatever the buffer is
+            return None
+        _check_scope(prim, storage_scope)
         func = self.mod[sref.func_name]
         if any(b is buf for b in func.buffer_map.values()):
             raise ScheduleError(prim, f"buffer `{buf.name}` is a parameter of the function; only "
                                 "buffers allocated inside it can change scope")
-        if buf.scope == storage_scope:
-            return None
-        new_buf = buf.replace(scope=storage_scope, data=Var(buf.name, buf.data.dtype))
+        # TVM names the new buffer after its scope, as cache_read/cache_write do
+        name = f"{buf.name}_{storage_scope}"
+        new_buf = buf.replace(name=name, scope=storage_scope, data=Var(name, buf.data.dtype))
         rw = Rewrite()
         new_body = replace_buffers(func.body, {id(buf): new_buf}, rw)
         self._commit(sref.func_name, new_body, rw)
         return None
+
+    def cache_read(self, block, read_buffer_index, storage_scope: str,
+                   consumer_blocks=None) -> BlockRV:
+        """Read the ``read_buffer_index``-th input of ``block`` (or the input given by name or
+        as a Buffer) through a cache in ``storage_scope``; returns the new copy block
+        ``<buffer>_<scope>``.
+
+        Before / after ``sch.cache_read(block_B, 0, "shared")``::
+
+            for i in range(128):                   for ax0 in range(128):
+                with T.block("B"):                     with T.block("A_shared"):
+                    B[vi] = A[vi] * 2                      A_shared[v0] = A[v0]
+                                                   for i in range(128):
+                                                       with T.block("B"):
+                                                           B[vi] = A_shared[vi] * 2
+        """
+        block = self._block_arg(block)
+        index = self._buffer_index("cache_read", block, read_buffer_index, "read")
+        return self._cache_read(block, index, storage_scope, consumer_blocks)
+
+    def cache_write(self, block, write_buffer_index, storage_scope: str,
+                    consumer_blocks=None) -> BlockRV:
+        """Make ``block`` write its ``write_buffer_index``-th output into a cache in
+        ``storage_scope``, copied back by a new block ``<buffer>_<scope>`` (returned).
+
+        Before / after ``sch.cache_write(block_C, 0, "local")``::
+
+            for i in range(128):                   for i in range(128):
+                with T.block("C"):                     with T.block("C"):
+                    C[vi] = A[vi] + 1                      C_local[vi] = A[vi] + 1
+                                                   for ax0 in range(128):
+                                                       with T.block("C_local"):
+                                                           C[v0] = C_local[v0]
+        """
+        block = self._block_arg(block)
+        index = self._buffer_index("cache_write", block, write_buffer_index, "write")
+        return self._cache_write(block, index, storage_scope, consumer_blocks)
+
+    def set_scope(self, block, buffer_index, storage_scope: str) -> None:
+        """Set the storage scope of the ``buffer_index``-th buffer ``block`` writes.
+
+        Before / after ``sch.set_scope(block_B, 0, "shared")``::
+
+            B = T.alloc_buffer((128,))             B_shared = T.alloc_buffer((128,), scope="shared")
+
+        The buffer is renamed ``<name>_<scope>``, as in TVM; setting the scope it already
+        has changes nothing (a parameter included).
+        """
+        block = self._block_arg(block)
+        index = self._buffer_index("set_scope", block, buffer_index, "write")
+        return self._set_scope(block, index, storage_scope)
 
 
 class _Fake:

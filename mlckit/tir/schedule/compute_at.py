@@ -10,7 +10,7 @@ point get no loop (unless ``preserve_unit_loops``).
 from __future__ import annotations
 
 from mlckit.arith import Analyzer
-from mlckit.arith.analyzer import substitute
+from mlckit.arith.analyzer import substitute, uses_var
 from mlckit.tir import expr as E
 from mlckit.tir import stmt as S
 from mlckit.tir.analysis.var_use import var_ids
@@ -122,6 +122,18 @@ class ComputeAtMixin:
                                     "that is neither spatial nor reduction")
         _check_compact_dataflow(prim, block_sref, scope)
         state = self.state
+        # TVM: the moved block must be the only writer of its outputs in the scope (a
+        # "dominant" block); moving an init block that a separate update block accumulates
+        # onto would reset the accumulation in every iteration
+        for other in child_block_srefs(state, scope):
+            shared = [w.buffer.name for w in other.stmt.writes
+                      if other is not block_sref and any(w.buffer is m.buffer
+                                                         for m in bstmt.writes)]
+            if shared:
+                raise ScheduleError(
+                    prim, f"block `{bname}` is not the only writer of `{shared[0]}`: block "
+                    f"`{other.stmt.name_hint}` writes it too, so moving `{bname}` alone could "
+                    "change what the other one sees", [bstmt, other.stmt])
         if reverse:
             deps = producer_srefs(state, block_sref)
             other = consumer_srefs(state, block_sref)
@@ -132,9 +144,26 @@ class ComputeAtMixin:
             role, other_role = "consumer", "producer"
         deps_in = [d for d in deps if is_ancestor(loop_sref, d)]
         missing = [d for d in deps if not is_ancestor(loop_sref, d)]
-        if not deps_in:
+        # a block that reads no other block's output (only parameters) may be moved under
+        # any loop by reverse_compute_at, as in TVM: it computes its whole domain there, first
+        if not deps_in and (deps or not reverse):
             raise ScheduleError(prim, f"no {role} of block `{bname}` is under loop {lname}, so "
                                 "there is nothing to compute it next to", [bstmt, lstmt])
+        if reverse and not deps:
+            # it moves down to the loop: a consumer between here and there would read it
+            # before it is computed (TVM 0.27 does not check this and computes wrong numbers)
+            tops = _children(scope.stmt.body)
+
+            def top(stmt):
+                return next(i for i, c in enumerate(tops) if _contains(c, stmt))
+
+            early = [o for o in other if not is_ancestor(loop_sref, o)
+                     and top(o.stmt) <= top(lstmt)]
+            if early:
+                raise ScheduleError(
+                    prim, f"block `{bname}` cannot move under loop {lname}: its consumer "
+                    f"`{early[0].stmt.name_hint}` comes before that loop and would read it before "
+                    "it is computed", [bstmt, lstmt, early[0].stmt])
         if missing:
             raise ScheduleError(
                 prim, f"not all {role}s of block `{bname}` are under loop {lname}: "
@@ -152,7 +181,7 @@ class ComputeAtMixin:
         dep_pos = [pos_of(d) for d in deps_in]
         other_pos = [p for p in (pos_of(o) for o in other) if p is not None]
         if reverse:
-            lo_bound = max(dep_pos) + 1
+            lo_bound = max(dep_pos) + 1 if dep_pos else 0
             hi_bound = min(other_pos) if other_pos else len(children)
         else:
             hi_bound = min(dep_pos)
@@ -162,10 +191,12 @@ class ComputeAtMixin:
                 prim, f"block `{bname}` cannot be placed under loop {lname}: it would have to come "
                 f"after its {other_role if not reverse else role}s and before its "
                 f"{role if not reverse else other_role}s, which are interleaved there")
+        # as TVM for both primitives: -1 is the last valid position (before the first
+        # consumer), -2 the first (after the last producer)
         if index == -1:
-            pos = hi_bound if not reverse else lo_bound
+            pos = hi_bound
         elif index == -2:
-            pos = lo_bound if not reverse else hi_bound
+            pos = lo_bound
         else:
             pos = index
             if not lo_bound <= pos <= hi_bound:
@@ -182,6 +213,7 @@ class ComputeAtMixin:
         my_regions = bstmt.reads if reverse else bstmt.writes
         my_buffers = [r.buffer for r in my_regions]
         need: dict[int, list] = {}
+        repeated: list = []  # (loop, error) where the producer's updates repeat (reverse)
         for d in deps_in:
             regions = d.stmt.writes if reverse else d.stmt.reads
             inner = _loops_inside(loop_sref, d)
@@ -191,9 +223,13 @@ class ComputeAtMixin:
                 threads = _thread_loops_to_relax(loop_sref, reg.buffer.scope)
                 rel = _relaxed_region(outer, reg.region, d.realize, inner + threads)
                 writes_it = any(w.buffer is reg.buffer for w in d.stmt.writes)
+                # reverse_compute_at may read partial results in early iterations if the
+                # moved block is recomputed whole in each (its region does not follow the
+                # loop): the last iteration then sees the final values (TVM accepts it)
                 if writes_it:
                     _check_disjoint(prim, outer, rel, loop_sref, scope, threads, bname,
-                                    d.stmt.name_hint, reverse)
+                                    d.stmt.name_hint, reverse,
+                                    repeated if reverse else None)
                 key = id(reg.buffer)
                 if key in need and reverse:
                     continue
@@ -219,6 +255,12 @@ class ComputeAtMixin:
                     lo = outer.simplify(E.min_expr(plo, lo))
                     hi = outer.simplify(E.max_expr(phi, hi))
                 var_range[id(base)] = (lo, hi)
+        for lp, err in repeated:
+            # a reduction would start again in each iteration; a part that follows the loop
+            # would be computed once, from partial values
+            if bstmt.init is not None or any(uses_var(x, lambda v, var=lp.loop_var: v is var)
+                                             for rng in var_range.values() for x in rng):
+                raise err
         # build the new loop nest
         bindings, preds, loops = [], [], []
         n_ax = 0
@@ -345,7 +387,8 @@ def _thread_loops_to_relax(loop_sref, scope: str) -> list:
     return out
 
 
-def _check_disjoint(prim, ana, rel, loop_sref, scope, relaxed, bname, dname, reverse):
+def _check_disjoint(prim, ana, rel, loop_sref, scope, relaxed, bname, dname, reverse,
+                    collect=None):
     """Each iteration of the loops down to ``loop_sref`` must touch its own part of a buffer
     that ``dname`` updates; otherwise moving the block there would redo (compute_at) or
     consume partial (reverse_compute_at) results."""
@@ -369,10 +412,13 @@ def _check_disjoint(prim, ana, rel, loop_sref, scope, relaxed, bname, dname, rev
                 what = ("would be computed again, overwriting the partial results of"
                         if not reverse else "would be consumed before it is complete, as it is "
                         "still being updated by")
-                raise ScheduleError(
+                err = ScheduleError(
                     prim, f"block `{bname}` cannot be placed under loop `{lp.loop_var.name_hint}`"
                     f": every iteration of loop `{lp.loop_var.name_hint}` touches the same "
                     f"elements, which {what} block `{dname}`")
+                if collect is None:
+                    raise err
+                collect.append((lp, err))
         p = p.parent
 
 

@@ -14,8 +14,8 @@ from mlckit.tir.expr import IterVar, Var
 
 from .error import ScheduleError
 from .instruction import primitive
-from .ir_utils import Rewrite, realizes_under, replace_stmts
-from .query import describe_loop
+from .ir_utils import Rewrite, realizes_under, replace_stmts, walk
+from .query import child_block_srefs, describe_loop
 from .rv import LoopRV
 
 THREAD_TAGS = (
@@ -54,11 +54,78 @@ def check_parallelizable(prim: str, loop, kind, thread_tag: str = "") -> None:
             )
 
 
+def _writes_only_once(block, writers) -> bool:
+    return all(len(writers.get(id(w.buffer), ())) <= 1 for w in block.writes)
+
+
+def _not_compact_because(state, block_sref, writers) -> str:
+    """Why the block is neither a local complete block nor a local reduction block ("" if it
+    is one), after TVM's definitions."""
+    block = block_sref.stmt
+    kinds = {iv.iter_type for iv in block.iter_vars}
+    dominant = _writes_only_once(block, writers)
+    written = {id(w.buffer) for w in block.writes}
+    reads_output = any(id(r.buffer) in written for r in block.reads)
+    if kinds <= {E.IterVarType.DataPar} and dominant and not reads_output:
+        return ""  # complete
+    if block.init is not None and kinds <= {E.IterVarType.DataPar, E.IterVarType.CommReduce} \
+            and dominant:
+        reduce_vars = [iv.var for iv in block.iter_vars
+                       if iv.iter_type == E.IterVarType.CommReduce]
+        indexed = False
+
+        def visit(s):
+            nonlocal indexed
+            if isinstance(s, S.BufferStore) and any(
+                    uses_var(i, lambda v: any(v is r for r in reduce_vars)) for i in s.indices):
+                indexed = True
+            return not indexed
+
+        walk(block.body, visit)
+        if not indexed:
+            return ""  # reduction
+        return "its reduction iterators index the buffer it writes"
+    if not dominant:
+        return "another block under the loop writes the same buffer"
+    if block.init is None and E.IterVarType.CommReduce in kinds:
+        return ("it has a reduction iterator but no T.init() — the update half of a "
+                "decompose_reduction, whose iterations depend on each other")
+    if reads_output:
+        return "it reads the buffer it writes"
+    return "it has iterators that are neither spatial nor reduction"
+
+
+def check_compact_dataflow(state, prim: str, loop_sref, kind) -> None:
+    """TVM's "compact dataflow" condition for ``parallel``/``vectorize``/``bind``: each block
+    directly under the loop is complete (spatial, reads none of what it writes) or a reduction
+    with its ``T.init()``.  As TVM, a block's writers are counted among the blocks nested in
+    the blocks under the loop."""
+    children = child_block_srefs(state, loop_sref)
+    writers: dict = {}
+    for child in children:
+        seen: dict = {}
+        for inner in child_block_srefs(state, child):
+            for w in inner.stmt.writes:
+                seen.setdefault(id(w.buffer), []).append(inner)
+        for key, value in seen.items():
+            writers.setdefault(key, value)  # the first child's writers win, as in TVM
+    for child in children:
+        why = _not_compact_because(state, child, writers)
+        if why:
+            loop = loop_sref.stmt
+            raise ScheduleError(
+                prim, f"loop {describe_loop(loop)} cannot be {_WORDS[kind]}: block "
+                f"`{child.stmt.name_hint}` under it is neither a complete block nor a reduction "
+                f"block ({why}); the loop's dataflow is not compact", [loop, child.stmt])
+
+
 class ForKindMixin:
     def _set_kind(self, prim, loop_rv, kind, thread_tag=None):
         sref = self._loop_sref(loop_rv, prim)
         loop = sref.stmt
         if kind in (S.ForKind.PARALLEL, S.ForKind.VECTORIZED, S.ForKind.THREAD_BINDING):
+            if self.enable_check:
+                check_compact_dataflow(self.state, prim, sref, kind)
             check_parallelizable(prim, loop, kind, thread_tag or "")
         if loop.kind == S.ForKind.THREAD_BINDING and kind != S.ForKind.THREAD_BINDING:
             raise ScheduleError(prim, f"loop {describe_loop(loop)} is already bound to "

@@ -74,11 +74,13 @@ def outer_analyzer(loop_sref) -> Analyzer:
 
 
 def check_plain_loop(prim: str, loop) -> None:
-    if loop.annotations or loop.thread_binding is not None or loop.kind != S.ForKind.SERIAL:
+    # as TVM, a parallel/vectorized/unrolled loop may be split or fused: the new loops are
+    # serial (mark them again); annotations and thread bindings are refused
+    if loop.annotations or loop.thread_binding is not None:
+        what = "a thread binding" if loop.thread_binding is not None else "annotations"
         raise ScheduleError(
-            prim, f"loop {describe_loop(loop)} has annotations, a thread binding or a "
-            f"non-serial kind ({loop.kind.name.lower()}); {prim} applies to plain serial loops only",
-            [loop])
+            prim, f"loop {describe_loop(loop)} has {what}; {prim} applies to loops without "
+            "annotations or thread bindings only", [loop])
     if not (isinstance(loop.min, IntImm) and loop.min.value == 0):
         raise ScheduleError(prim, f"loop {describe_loop(loop)} does not start at 0 "
                             f"(its min is {loop.min}); {prim} needs loops starting at 0", [loop])
@@ -161,8 +163,7 @@ class LoopTransformationMixin:
         if len(loops) == 0:
             raise ScheduleError(prim, "needs at least one loop")
         srefs = [self._loop_sref(lp, prim) for lp in loops]
-        if len(srefs) == 1:
-            return loops[0]
+        # a single loop is fused too, as in TVM: it becomes a new serial loop `<name>_fused`
         for s in srefs:
             check_plain_loop(prim, s.stmt)
         for outer, inner in zip(srefs, srefs[1:]):

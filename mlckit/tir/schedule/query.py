@@ -5,7 +5,7 @@ from __future__ import annotations
 from mlckit.tir import stmt as S
 from mlckit.tir.function import PrimFunc
 
-from .ir_utils import realizes_under
+from .ir_utils import realizes_under, walk
 from .state import ScheduleState, StmtSRef
 
 
@@ -96,3 +96,17 @@ def is_ancestor(anc: StmtSRef, sref: StmtSRef) -> bool:
 
 def describe_loop(loop) -> str:
     return f"`{loop.loop_var.name_hint}`"
+
+
+def init_holding(func: PrimFunc, name: str) -> str | None:
+    """The name of the block whose ``T.init()`` holds a block called ``name``, if any."""
+    found: list = []
+
+    def visit(s):
+        if isinstance(s, S.Block) and s.init is not None:
+            walk(s.init, lambda t: found.append(s.name_hint)
+                 if isinstance(t, S.Block) and t.name_hint == name else None)
+        return not found
+
+    walk(func.body, visit)
+    return found[0] if found else None

@@ -416,8 +416,13 @@ class RFactorMixin:
         rf_idx.insert(axis, add_iter.var)
         rf_load = E.BufferLoad(rf_buf, rf_idx)
         rw = Rewrite()
-        rf_body = substitute_stmt(S.BufferStore(rf_buf, combiner(rf_load, rhs), rf_idx), rf_map, rw)
-        rf_init = substitute_stmt(S.BufferStore(rf_buf, identity, rf_idx), rf_map, rw)
+        if any(iv.iter_type == E.IterVarType.CommReduce for iv in rf_ivs):
+            rf_body = substitute_stmt(S.BufferStore(rf_buf, combiner(rf_load, rhs), rf_idx),
+                                      rf_map, rw)
+            rf_init = substitute_stmt(S.BufferStore(rf_buf, identity, rf_idx), rf_map, rw)
+        else:  # nothing left to reduce: as TVM, a plain store without T.init()
+            rf_body = substitute_stmt(S.BufferStore(rf_buf, rhs, rf_idx), rf_map, rw)
+            rf_init = None
         rf_reads = [BufferRegion(r.buffer, [Range(substitute(x.min, rf_map),
                                                   substitute(x.extent, rf_map)) for x in r.region])
                     for r in block.reads]

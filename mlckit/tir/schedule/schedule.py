@@ -40,6 +40,7 @@ from .query import (
     child_block_srefs,
     consumer_srefs,
     has_root_block,
+    init_holding,
     loop_srefs,
     name_of,
     producer_srefs,
@@ -272,6 +273,13 @@ class ScheduleBase:
             names = sorted({r.stmt.name_hint for r in self.state.func_refs[fname]
                             if r.is_block and r.parent is not None})
             if not found:
+                outer = init_holding(self.mod[fname], name)
+                if outer is not None:
+                    raise ScheduleError(
+                        "get_block", f"block {name!r} is inside the T.init() of block "
+                        f"`{outer}`; as in TVM, blocks in an init cannot be looked up or "
+                        f"scheduled (decompose_reduction of `{outer}` moves the init out into a "
+                        "block of its own)")
                 raise ScheduleError(
                     "get_block", f"no block is named {name!r} in function {fname!r} "
                     f"(its blocks are: {', '.join(names) or 'none'})")

@@ -95,7 +95,10 @@ class ScheduleState:
                 visit(s.block, parent, s)
                 return
             for c in child_stmts(s):
-                visit(c, parent, None)
+                # as TVM's sref tree: the statements of a block's T.init() get no srefs, so
+                # the blocks in there (after blockize) cannot be looked up or scheduled
+                if not (isinstance(s, S.Block) and c is s.init):
+                    visit(c, parent, None)
 
         claimed: set = set()
         visit(func.body, None, None)

@@ -142,3 +142,23 @@ def test_blockize_errors():
     _, i1 = sch2.split(i, factors=[None, 3])  # 16 = 6 * 3 - 2: a predicate i_0 * 3 + i_1 < 16
     expect_error(sch2, lambda: sch2.blockize(i1), "blockize",
                  "the bindings of block `B` cannot be divided by the loops starting at `i_1`")
+
+
+def test_a_block_inside_an_init_cannot_be_looked_up():
+    # as TVM, whose sref tree does not enter T.init(): C_init exists only in the outer
+    # block's init, and the schedule refuses to hand it out (scheduling it there could give
+    # wrong numbers); decompose_reduction of the outer block is the way to reach it
+    sch = tir.Schedule(matmul)
+    block = sch.get_block("C")
+    i, j, k = sch.get_loops(block)
+    i0, i1 = sch.split(i, factors=[None, 4])
+    k0, k1 = sch.split(k, factors=[None, 4])
+    sch.reorder(i0, k0, i1, j, k1)
+    outer = sch.blockize(i1)
+    expect_error(sch, lambda: sch.get_block("C_init"), "get_block",
+                 "block 'C_init' is inside the T.init() of block `C_o`")
+    assert [sch.get(b).name_hint for b in sch.get_child_blocks(outer)] == ["C"]
+    init = sch.decompose_reduction(outer, k0)
+    assert sch.get(init).name_hint == "C_o_init"
+    verify_numeric(matmul, sch.mod)
+    verify_trace_roundtrip(sch, matmul)

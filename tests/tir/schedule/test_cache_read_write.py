@@ -52,15 +52,15 @@ def matmul_cache_write_local(A: T.Buffer((16, 16), "float32"), B: T.Buffer((16, 
 
 @T.prim_func
 def elementwise_set_scope(A: T.Buffer((16, 16), "float32"), C: T.Buffer((16, 16), "float32")):
-    B = T.alloc_buffer((16, 16), "float32", scope="shared")
+    B_shared = T.alloc_buffer((16, 16), "float32", scope="shared")
     for i, j in T.grid(16, 16):
         with T.block("B"):
             vi, vj = T.axis.remap("SS", [i, j])
-            B[vi, vj] = A[vi, vj] * T.float32(2)
+            B_shared[vi, vj] = A[vi, vj] * T.float32(2)
     for i, j in T.grid(16, 16):
         with T.block("C"):
             vi, vj = T.axis.remap("SS", [i, j])
-            C[vi, vj] = B[vi, vj] + T.float32(1)
+            C[vi, vj] = B_shared[vi, vj] + T.float32(1)
 
 
 def test_cache_read_and_write():
@@ -107,6 +107,56 @@ def test_set_scope():
     verify_trace_roundtrip(sch, elementwise)
 
 
+def test_set_scope_renames_the_buffer_after_its_scope():
+    # as TVM: B becomes B_shared (structural equality alone would not see the name)
+    sch = tir.Schedule(elementwise)
+    sch.set_scope(sch.get_block("B"), 0, "shared")
+    written = sch.get(sch.get_block("B")).writes[0].buffer
+    assert (written.name, written.scope) == ("B_shared", "shared")
+    assert [b.name for b in sch.get(sch.get_block("root")).alloc_buffers] == ["B_shared"]
+
+
+def test_set_scope_to_the_scope_a_buffer_has_changes_nothing():
+    # TVM returns before any check, so even a parameter may be "set" to global
+    sch = tir.Schedule(elementwise)
+    before = sch.mod
+    sch.set_scope(sch.get_block("B"), 0, "global")
+    sch.set_scope(sch.get_block("C"), 0, "global")
+    assert sch.mod is before
+
+
+def test_cache_read_takes_a_buffer_name_or_a_buffer():
+    sch = tir.Schedule(matmul, debug_mask="all")
+    block = sch.get_block("C")
+    b_buffer = sch.get(block).reads[1].buffer
+    assert sch.get(sch.cache_read(block, "A", "shared")).name_hint == "A_shared"
+    assert sch.get(sch.cache_read(block, b_buffer, "local")).name_hint == "B_local"
+    # the trace records the index, as TVM's does
+    assert 'read_buffer_index=1, storage_scope="local"' in str(sch.trace)
+    verify_numeric(matmul, sch.mod)
+    verify_trace_roundtrip(sch, matmul)
+
+
+def test_cache_write_and_set_scope_take_a_buffer_name():
+    sch = tir.Schedule(elementwise)
+    sch.set_scope("B", "B", "shared")
+    assert sch.get(sch.cache_write("C", "C", "local")).name_hint == "C_local"
+    verify_numeric(elementwise, sch.mod)
+
+
+def test_cache_read_of_a_buffer_the_block_does_not_read():
+    sch = tir.Schedule(elementwise)
+    c = sch.get_block("C")
+    expect_error(sch, lambda: sch.cache_read(c, "C", "shared"), "cache_read",
+                 "block `C` writes buffer `C` but does not read it")
+    expect_error(sch, lambda: sch.cache_read(c, "A", "shared"), "cache_read",
+                 "block `C` accesses no buffer named 'A' (it accesses: B, C)")
+    expect_error(sch, lambda: sch.cache_write(c, "B", "shared"), "cache_write",
+                 "block `C` reads buffer `B` but does not write it")
+    expect_error(sch, lambda: sch.cache_read(c, 0.5, "shared"), "cache_read",
+                 "the buffer must be an index, a buffer name or a Buffer, got 0.5")
+
+
 def test_a_tagged_scope_names_its_rank_and_a_tag():
     # TVM's StorageScope: "global.A_reg" is global memory tagged A_reg (the course uses it to
     # mark buffers a tensor intrinsic will read)
@@ -130,3 +180,57 @@ def test_cache_errors():
                  "unknown storage scope 'texture'")
     expect_error(sch, lambda: sch.set_scope(c, 0, "shared"), "set_scope",
                  "buffer `C` is a parameter of the function")
+
+
+@T.prim_func
+def elementwise_blockized_cache_write(A: T.Buffer((16, 16), "float32"),
+                                      C: T.Buffer((16, 16), "float32")):
+    B = T.alloc_buffer((16, 16), "float32")
+    for i in range(16):
+        with T.block("B_o"):
+            vi_o = T.axis.spatial(16, i)
+            vj_o = T.axis.spatial(1, 0)
+            T.reads(A[vi_o, 0:16])
+            T.writes(B[vi_o, 0:16])
+            B_local = T.alloc_buffer((16, 16), scope="local")
+            for j in range(16):
+                with T.block("B"):
+                    vj_i = T.axis.spatial(16, j)
+                    B_local[vi_o, vj_i] = A[vi_o, vj_i] * T.float32(2)
+            for ax0, ax1 in T.grid(1, 16):
+                with T.block("B_local"):
+                    v0 = T.axis.spatial(16, vi_o + ax0)
+                    v1 = T.axis.spatial(16, ax1)
+                    B[v0, v1] = B_local[v0, v1]
+    for i, j in T.grid(16, 16):
+        with T.block("C"):
+            vi, vj = T.axis.remap("SS", [i, j])
+            C[vi, vj] = B[vi, vj] + T.float32(1)
+
+
+def test_cache_write_inside_a_block_copies_back_only_that_block_s_region():
+    # the copy-back used to cover all 16 rows of B from a cache holding only row vi_o, so
+    # the last outer iteration overwrote B with garbage; now it copies row vi_o (TVM also
+    # shrinks the cache to (1, 16), see docs/tvm_names.md)
+    sch = tir.Schedule(elementwise, debug_mask="all")
+    sch.blockize(sch.get_loops(sch.get_block("B"))[1])
+    sch.cache_write(sch.get_block("B"), 0, "local")
+    check(sch, elementwise_blockized_cache_write)
+    verify_numeric(elementwise, sch.mod)
+    verify_trace_roundtrip(sch, elementwise)
+
+
+def test_cache_read_of_a_parameter_copies_it_first():
+    # as TVM: W has no writer in the function, so its copy opens the scope (before `pad`),
+    # not just before its reader `conv`
+    from .workloads import conv2d_nchw
+
+    sch = tir.Schedule(conv2d_nchw, debug_mask="all")
+    conv = sch.get_block("conv")
+    w_index = [r.buffer.name for r in sch.get(conv).reads].index("W")
+    sch.cache_read(conv, w_index, "local")
+    root = sch.get_block("root")
+    assert [sch.get(b).name_hint for b in sch.get_child_blocks(root)] == [
+        "W_local", "pad", "conv"]
+    verify_numeric(conv2d_nchw, sch.mod)
+    verify_trace_roundtrip(sch, conv2d_nchw)

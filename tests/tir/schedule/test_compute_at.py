@@ -98,8 +98,32 @@ def test_compute_at_errors():
                  "block `B` is already under loop `i`")
     expect_error(sch, lambda: sch.compute_at(sch.get_block("C"), i_b), "compute_at",
                  "no consumer of block `C` is under loop `i`")
-    expect_error(sch, lambda: sch.reverse_compute_at(sch.get_block("B"), i_c),
-                 "reverse_compute_at", "no producer of block `B`")
+
+
+
+@T.prim_func
+def elementwise_b_under_c(A: T.Buffer((16, 16), "float32"), C: T.Buffer((16, 16), "float32")):
+    B = T.alloc_buffer((16, 16), "float32")
+    for i in range(16):
+        for ax0, ax1 in T.grid(16, 16):
+            with T.block("B"):
+                vi, vj = T.axis.remap("SS", [ax0, ax1])
+                B[vi, vj] = A[vi, vj] * T.float32(2)
+        for j in range(16):
+            with T.block("C"):
+                vi, vj = T.axis.remap("SS", [i, j])
+                C[vi, vj] = B[vi, vj] + T.float32(1)
+
+
+def test_reverse_compute_at_of_a_block_without_producers():
+    # as TVM: B reads only a parameter, so reverse_compute_at may put it under any loop; it
+    # computes its whole domain there, before its consumer C (redundant, but correct)
+    sch = tir.Schedule(elementwise, debug_mask="all")
+    i_c, _ = sch.get_loops(sch.get_block("C"))
+    sch.reverse_compute_at(sch.get_block("B"), i_c)
+    check(sch, elementwise_b_under_c)
+    verify_numeric(elementwise, sch.mod)
+    verify_trace_roundtrip(sch, elementwise)
 
 
 def test_reverse_compute_at_conv_under_row_loop_is_rejected():
@@ -215,3 +239,42 @@ def test_compute_at_symbolic_extent_has_no_predicate():
     check(sch, elementwise_symbolic_compute_at)
     verify_trace_roundtrip(sch, elementwise_symbolic)
     _run_symbolic(sch.mod["main"])
+
+
+@T.prim_func
+def softmax_exp_under_k(A: T.Buffer((4, 8), "float32"), B: T.Buffer((4, 8), "float32")):
+    maxelem = T.alloc_buffer((4,))
+    expo = T.alloc_buffer((4, 8))
+    expsum = T.alloc_buffer((4,))
+    for i, k in T.grid(4, 8):
+        with T.block("maxelem"):
+            vi, vk = T.axis.remap("SR", [i, k])
+            with T.init():
+                maxelem[vi] = T.min_value("float32")
+            maxelem[vi] = T.max(maxelem[vi], A[vi, vk])
+        for ax0 in range(8):
+            with T.block("exp"):
+                vi, vj = T.axis.remap("SS", [i, ax0])
+                expo[vi, vj] = T.exp(A[vi, vj] - maxelem[vi])
+    for i, k in T.grid(4, 8):
+        with T.block("expsum"):
+            vi, vk = T.axis.remap("SR", [i, k])
+            with T.init():
+                expsum[vi] = T.float32(0)
+            expsum[vi] = expsum[vi] + expo[vi, vk]
+    for i, j in T.grid(4, 8):
+        with T.block("norm"):
+            vi, vj = T.axis.remap("SS", [i, j])
+            B[vi, vj] = expo[vi, vj] / expsum[vi]
+
+
+def test_reverse_compute_at_under_the_producer_s_reduction_loop():
+    # as TVM: exp reads a partial maximum in early iterations of k, but it is recomputed
+    # whole in each, and the last iteration sees the final maximum
+    from .workloads import softmax
+
+    sch = tir.Schedule(softmax, debug_mask="all")
+    sch.reverse_compute_at(sch.get_block("exp"), sch.get_loops(sch.get_block("maxelem"))[1])
+    check(sch, softmax_exp_under_k)
+    verify_numeric(softmax, sch.mod)
+    verify_trace_roundtrip(sch, softmax)

@@ -101,3 +101,31 @@ def test_unroll_needs_a_loop():
     sch = tir.Schedule(matmul)
     block = sch.get_block("C")
     expect_error(sch, lambda: sch.unroll(block), "unroll", "expected a LoopRV, got BlockRV")
+
+
+def test_a_loop_over_a_decomposed_reduction_cannot_be_parallelized():
+    # as TVM ("not compact dataflow"): C_update has a reduction iterator and no T.init(), so
+    # it is neither a complete nor a reduction block; parallel/vectorize before
+    # decompose_reduction is the order that works (Numba would fail later otherwise)
+    sch = tir.Schedule(matmul)
+    block = sch.get_block("C")
+    i, j, k = sch.get_loops(block)
+    sch.decompose_reduction(block, k)
+    expect_error(sch, lambda: sch.parallel(i), "parallel", "loop `i` cannot be parallelized",
+                 "block `C_update` under it is neither a complete block nor a reduction block",
+                 "no T.init()")
+    expect_error(sch, lambda: sch.vectorize(j), "vectorize", "loop `j` cannot be vectorized",
+                 "`C_update`")
+    sch.unroll(i)  # unroll needs no independent iterations
+    verify_numeric(matmul, sch.mod)
+
+
+def test_parallel_then_decompose_reduction_runs():
+    sch = tir.Schedule(matmul, debug_mask="all")
+    block = sch.get_block("C")
+    i, j, k = sch.get_loops(block)
+    sch.parallel(i)
+    sch.vectorize(j)  # j is spatial for C; before the split into init and update it is legal
+    sch.decompose_reduction(block, k)
+    verify_numeric(matmul, sch.mod)
+    verify_trace_roundtrip(sch, matmul)

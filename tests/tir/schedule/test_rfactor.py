@@ -154,3 +154,29 @@ def test_rfactor_non_serial_loop():
     sch.unroll(k)
     expect_error(sch, lambda: sch.rfactor(k, 0), "rfactor",
                  "loop `k` must be serial to be factorized, but it is unrolled")
+
+
+@T.prim_func
+def rowmax_rfactor_whole_k(A: T.Buffer((8, 32), "float32"), B: T.Buffer((8,), "float32")):
+    B_rf = T.alloc_buffer((32, 8))
+    for i, k in T.grid(8, 32):
+        with T.block("B_rf"):
+            vk, vi = T.axis.remap("SS", [k, i])
+            B_rf[vk, vi] = A[vi, vk]
+    for i, k in T.grid(8, 32):
+        with T.block("B"):
+            vk, vi = T.axis.remap("RS", [k, i])
+            with T.init():
+                B[vi] = T.min_value("float32")
+            B[vi] = T.max(B[vi], B_rf[vk, vi])
+
+
+def test_rfactor_of_the_only_reduction_loop_writes_a_plain_copy():
+    # as TVM: nothing is left to reduce in B_rf, so it is a store without T.init()
+    sch = tir.Schedule(rowmax, debug_mask="all")
+    _, k = sch.get_loops(sch.get_block("B"))
+    rf = sch.rfactor(k, 0)
+    assert sch.get(rf).init is None
+    check(sch, rowmax_rfactor_whole_k)
+    verify_numeric(rowmax, sch.mod)
+    verify_trace_roundtrip(sch, rowmax)

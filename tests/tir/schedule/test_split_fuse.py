@@ -120,8 +120,39 @@ def test_split_errors():
                  "split", "product of the factors (2 * 4 = 8)", "extent 16", "`j`")
     expect_error(sch, lambda: sch.split(j, factors=[None, None]), "only one factor can be None")
     expect_error(sch, lambda: sch.split(j, factors=[0, 16]), "positive")
+    sch.annotate(i, "pragma_auto_unroll_max_step", 16)
+    expect_error(sch, lambda: sch.split(i, factors=[4, 4]), "split", "loop `i` has annotations")
+
+
+@T.prim_func
+def elementwise_split_after_parallel(A: T.Buffer((16, 16), "float32"),
+                                     C: T.Buffer((16, 16), "float32")):
+    B = T.alloc_buffer((16, 16), "float32")
+    for i_0, i_1, j in T.grid(4, 4, 16):
+        with T.block("B"):
+            vi = T.axis.spatial(16, i_0 * 4 + i_1)
+            vj = T.axis.spatial(16, j)
+            B[vi, vj] = A[vi, vj] * T.float32(2)
+    for i_j_fused in range(256):
+        with T.block("C"):
+            vi = T.axis.spatial(16, i_j_fused // 16)
+            vj = T.axis.spatial(16, i_j_fused % 16)
+            C[vi, vj] = B[vi, vj] + T.float32(1)
+
+
+def test_split_and_fuse_of_marked_loops_give_serial_loops():
+    # as TVM: the kind (parallel, vectorized, unrolled) is not carried to the new loops
+    sch = tir.Schedule(elementwise, debug_mask="all")
+    i, _ = sch.get_loops(sch.get_block("B"))
     sch.parallel(i)
-    expect_error(sch, lambda: sch.split(i, factors=[4, 4]), "split", "`i`", "plain serial loops")
+    sch.split(i, factors=[4, 4])
+    i2, j2 = sch.get_loops(sch.get_block("C"))
+    sch.unroll(i2)
+    sch.vectorize(j2)
+    sch.fuse(i2, j2)
+    check(sch, elementwise_split_after_parallel)
+    verify_numeric(elementwise, sch.mod)
+    verify_trace_roundtrip(sch, elementwise)
 
 
 def test_fuse_errors():
@@ -137,3 +168,17 @@ def test_removed_loop_rv_is_reported():
     i, j = sch.get_loops(sch.get_block("B"))
     sch.split(j, factors=[4, 4])
     expect_error(sch, lambda: sch.split(j, factors=[2, 2]), "split", "no longer exists")
+
+
+def test_fuse_of_one_loop_makes_a_new_serial_loop():
+    # as TVM: fuse(j) gives `j_fused`, and a parallel loop fused alone becomes serial
+    sch = tir.Schedule(elementwise, debug_mask="all")
+    i, j = sch.get_loops(sch.get_block("B"))
+    sch.parallel(i)
+    fused = sch.fuse(j)
+    assert sch.get(fused).loop_var.name == "j_fused"
+    again = sch.fuse(i)
+    assert sch.get(again).loop_var.name == "i_fused"
+    assert sch.get(again).kind == tir.ForKind.SERIAL
+    verify_numeric(elementwise, sch.mod)
+    verify_trace_roundtrip(sch, elementwise)

@@ -1,0 +1,589 @@
+"""Differential tester: random schedules applied by mlckit and by real TVM 0.27, compared.
+
+Usage (from the repository root; TVM 0.27 installed in another Python)::
+
+    nice -n 10 python tools/difftest_tvm.py --cases 2000 --seed 0 \\
+        --tvm-python /tmp/tvmenv/bin/python --report difftest_report
+
+It draws ``--cases`` random kernels from a family of course-like PrimFuncs (matmul,
+mm_relu, batch matmul, a padded conv2d, softmax, row and whole-tensor sums, elementwise
+chains) with random shapes, and for each a random sequence of schedule primitives (split,
+fuse, reorder, compute_at, reverse_compute_at, compute_inline, reverse_compute_inline,
+cache_read, cache_write, decompose_reduction, rfactor, blockize, parallel, vectorize,
+unroll, set_scope, block look-ups including blocks nested in ``T.init()``).  The steps are
+drawn against mlckit's state as it goes (so most are legal, a few are not) and written as
+JSON: blocks by name, loops as ``(block name, index in get_loops)``.
+
+mlckit applies them in this process; TVM applies the same steps in a subprocess
+(``--tvm-python``, many cases per process, restarted after a crash), each side in its own
+spelling (TVM 0.27: ``tirx``, ``@T.prim_func(s_tir=True)``, ``T.sblock``,
+``tvm.s_tir.Schedule``, ``get_sblock``).  For each case it compares:
+
+- each step's accept/reject;
+- the final function: TVM's printed TVMScript, respelled to v0.23 names, parsed by mlckit
+  and ``structural_equal`` to mlckit's; and its block and buffer names;
+- the numbers: both builds (mlckit: ``--target``, default ``lnumpy``; TVM:
+  ``{"kind": "llvm", "num-cores": 1}``) run on the same random inputs, compared with a
+  tolerance (and mlckit's also against the unscheduled kernel);
+- crashes: an exception from mlckit that is not a ``TVMError`` is always a bug.
+
+It prints one summary line, e.g. ``2000 cases: 1983 agree (99.2%), accept/reject differs 7,
+script differs 6, numbers differ 0, mlckit crashes 4`` and writes every difference to
+``<report>.json`` and a grouped ``<report>.md`` for triage.  ``--only ID[,ID]`` re-runs
+chosen cases (same seed) and ``--show`` prints their steps and both scripts.
+
+This is a developer tool, not part of CI (it needs TVM).  The same file is the TVM-side
+worker (``--worker FILE``), run by TVM's Python; that part imports no mlckit.
+"""
+
+from __future__ import annotations
+
+import argparse
+import difflib
+import json
+import os
+import random
+import re
+import subprocess
+import sys
+import tempfile
+import time
+import traceback
+
+import numpy as np
+from difftest_kernels import FAMILIES  # beside this script (on sys.path when it runs)
+
+SCOPES = ("global", "shared", "local")
+TVM_TARGET = {"kind": "llvm", "num-cores": 1}
+
+# ------------------------------------------------------------------------------------------
+# Spellings: the kernels (difftest_kernels.py) are written in v0.23's.
+# ------------------------------------------------------------------------------------------
+
+
+def to_tvm_spelling(src: str) -> str:
+    """v0.23 TVMScript -> TVM 0.27's (``T.sblock``, ``@T.prim_func(s_tir=True)``).
+
+    ``T.alloc_buffer`` becomes ``T.sblock_alloc_buffer``: in TVM 0.27 the former is an
+    ``AllocBuffer`` statement, the latter the root block's allocation, as in v0.23 (and
+    TVM 0.27's primitives mishandle the statement form, e.g. cache_write renames it)."""
+    src = src.replace("T.block(", "T.sblock(").replace("T.alloc_buffer(", "T.sblock_alloc_buffer(")
+    return src.replace("@T.prim_func\n", "@T.prim_func(s_tir=True)\n")
+
+
+def from_tvm_spelling(src: str) -> str:
+    """TVM 0.27's printed TVMScript -> v0.23 names, without the import comments."""
+    lines = [ln for ln in src.splitlines() if not ln.startswith("# from tvm")]
+    src = "\n".join(lines).replace("T.sblock(", "T.block(")
+    src = src.replace("T.sblock_alloc_buffer(", "T.alloc_buffer(")
+    return src.replace("@T.prim_func(s_tir=True)", "@T.prim_func")
+
+
+# ------------------------------------------------------------------------------------------
+# Steps: JSON dicts, applied the same way on both sides.
+# ------------------------------------------------------------------------------------------
+
+
+class HarnessError(Exception):
+    """A step that names a loop index that is not there (both sides skip it alike)."""
+
+
+def _loop(sch, get_block, step, key="loop"):
+    loops = sch.get_loops(get_block(step["block"]))
+    if step[key] >= len(loops):
+        raise HarnessError(f"block {step['block']!r} has {len(loops)} loops")
+    return loops[step[key]]
+
+
+def apply_step(sch, step, get_block):
+    """Apply one step (a dict) to ``sch``; ``get_block`` is ``get_block`` or ``get_sblock``."""
+    op = step["op"]
+    if op == "get_block":
+        get_block(step["block"])
+    elif op == "split":
+        sch.split(_loop(sch, get_block, step), factors=step["factors"])
+    elif op in ("fuse", "reorder"):
+        loops = sch.get_loops(get_block(step["block"]))
+        if max(step["loops"]) >= len(loops):
+            raise HarnessError("loop index out of range")
+        getattr(sch, op)(*[loops[i] for i in step["loops"]])
+    elif op in ("parallel", "vectorize", "unroll"):
+        getattr(sch, op)(_loop(sch, get_block, step))
+    elif op in ("compute_at", "reverse_compute_at"):
+        block = get_block(step["block"])
+        target = sch.get_loops(get_block(step["target"]))
+        if step["loop"] >= len(target):
+            raise HarnessError("loop index out of range")
+        getattr(sch, op)(block, target[step["loop"]], preserve_unit_loops=step["preserve"])
+    elif op in ("compute_inline", "reverse_compute_inline"):
+        getattr(sch, op)(get_block(step["block"]))
+    elif op in ("cache_read", "cache_write"):
+        getattr(sch, op)(get_block(step["block"]), step["index"], step["scope"])
+    elif op == "set_scope":
+        sch.set_scope(get_block(step["block"]), step["index"], step["scope"])
+    elif op == "decompose_reduction":
+        sch.decompose_reduction(get_block(step["block"]), _loop(sch, get_block, step))
+    elif op == "rfactor":
+        sch.rfactor(_loop(sch, get_block, step), step["factor_axis"])
+    elif op == "blockize":
+        sch.blockize(_loop(sch, get_block, step), preserve_unit_iters=step["preserve"])
+    else:
+        raise HarnessError(f"unknown step {op}")
+
+
+def random_inputs(shapes, seed):
+    rng = np.random.default_rng(seed)
+    return [rng.uniform(-1, 1, size=s).astype("float32") for s in shapes]
+
+
+# ------------------------------------------------------------------------------------------
+# The TVM side (runs under TVM's Python; no mlckit here).
+# ------------------------------------------------------------------------------------------
+
+
+def tvm_worker(cases_file: str, out_dir: str, skip: int) -> None:
+    import tvm
+    from tvm.script import tirx as T
+
+    target = tvm.target.Target(TVM_TARGET)
+    with open(cases_file) as f:
+        cases = json.load(f)
+    for case in cases[skip:]:
+        res = {"id": case["id"], "outcomes": [], "script": None, "build": None, "out": None}
+        try:
+            func = tvm.script.from_source(to_tvm_spelling(case["source"]),
+                                          extra_vars={"T": T})
+            sch = tvm.s_tir.Schedule(func)
+            for step in case["steps"]:
+                try:
+                    apply_step(sch, step, sch.get_sblock)
+                    res["outcomes"].append(["ok", ""])
+                except HarnessError as err:
+                    res["outcomes"].append(["harness", str(err)])
+                except Exception as err:  # TVM's refusals: TVMError, and TypeErrors of the API
+                    res["outcomes"].append(["rejected", _tvm_message(err)])
+            res["script"] = sch.mod.script()
+            try:
+                ex = tvm.compile(sch.mod, target=target)
+                args = [tvm.runtime.tensor(a) for a in random_inputs(case["shapes"], case["id"])]
+                ex["main"](*args)
+                path = os.path.join(out_dir, f"tvm_{case['id']}.npy")
+                np.save(path, np.concatenate([a.numpy().ravel() for a in args]))
+                res["out"] = path
+            except Exception as err:
+                res["build"] = f"{type(err).__name__}: {err}"[:2000]
+        except Exception as err:
+            res["error"] = f"{type(err).__name__}: {err}"[:2000]
+        sys.stdout.write(json.dumps(res) + "\n")
+        sys.stdout.flush()
+
+
+def _tvm_message(err) -> str:
+    """TVM's error without the IR it prints: the line after "Error message:" if there."""
+    text = str(err)
+    found = re.search(r"Error message: (.*)", text, re.S)
+    if found:
+        text = found.group(1)
+    return f"{type(err).__name__}: {text.strip()}"[:2000]
+
+
+def run_tvm(cases, tvm_python, work_dir, tag):
+    """Results of TVM for ``cases`` (a list of dicts), restarting the worker after a crash."""
+    path = os.path.join(work_dir, f"cases_{tag}.json")
+    with open(path, "w") as f:
+        json.dump(cases, f)
+    results, skip = {}, 0
+    while skip < len(cases):
+        proc = subprocess.run([tvm_python, os.path.abspath(__file__), "--worker", path,
+                               "--work-dir", work_dir, "--skip", str(skip)],
+                              capture_output=True, text=True)
+        for line in proc.stdout.splitlines():
+            if line.startswith("{"):
+                res = json.loads(line)
+                results[res["id"]] = res
+                skip += 1
+        if proc.returncode != 0 and skip < len(cases):
+            cid = cases[skip]["id"]
+            results[cid] = {"id": cid, "crashed": proc.stderr[-2000:]}
+            skip += 1
+    return results
+
+
+# ------------------------------------------------------------------------------------------
+# The mlckit side, drawing the steps as it goes.
+# ------------------------------------------------------------------------------------------
+
+
+def _block_names(func):
+    from mlckit.tir import stmt as S
+    from mlckit.tir.schedule.ir_utils import walk
+
+    names = []
+
+    def visit(s):
+        if isinstance(s, S.Block) and s.name_hint != "root":
+            names.append(s.name_hint)
+            walk(s.init, visit)
+
+    walk(func.body, visit)
+    return names
+
+
+def _buffer_names(func):
+    from mlckit.tir import stmt as S
+    from mlckit.tir.schedule.ir_utils import walk
+
+    names = []
+
+    def visit(s):
+        if isinstance(s, S.Block):
+            names.extend(b.name for b in s.alloc_buffers or [])
+            walk(s.init, visit)
+
+    walk(func.body, visit)
+    return names
+
+
+def _init_nested(func):
+    """Names of blocks that sit inside some block's ``T.init()``."""
+    from mlckit.tir import stmt as S
+    from mlckit.tir.schedule.ir_utils import walk
+
+    names = []
+
+    def visit(s):
+        if isinstance(s, S.Block) and s.init is not None:
+            walk(s.init, lambda t: names.append(t.name_hint) if isinstance(t, S.Block) else None)
+
+    walk(func.body, visit)
+    return names
+
+
+KINDS = ("split", "split", "fuse", "reorder", "parallel", "vectorize", "unroll", "compute_at",
+         "reverse_compute_at", "compute_inline", "reverse_compute_inline", "cache_read",
+         "cache_write", "decompose_reduction", "rfactor", "blockize", "set_scope", "get_block")
+
+
+def draw_step(r, sch):
+    """A step that is usually legal for mlckit's current schedule."""
+    func = sch.mod["main"]
+    names = _block_names(func)
+    nested = _init_nested(func)
+    if not names:
+        return None
+    kind = r.choice(KINDS)
+    plain = [n for n in names if n not in nested] or names
+    name = r.choice(names if r.random() < 0.1 else plain)
+    try:
+        block = sch.get_block(name)
+        nloops = len(sch.get_loops(block))
+        blk = sch.get(block)
+    except Exception:
+        return {"op": "get_block", "block": name}
+    if kind == "get_block":
+        return {"op": "get_block", "block": r.choice(nested or names)}
+    if kind in ("split", "fuse", "reorder", "parallel", "vectorize", "unroll",
+                "decompose_reduction", "rfactor", "blockize") and nloops == 0:
+        return {"op": "get_block", "block": name}
+    if kind == "split":
+        loop = r.randrange(nloops)
+        ext = sch.get(sch.get_loops(block)[loop]).extent
+        ext = int(ext.value) if hasattr(ext, "value") else 8
+        f = r.choice(sorted({1, 2, 3, 4, max(1, ext // 2), ext}))
+        factors = r.choice([[None, f], [f, None], [2, None, f], [None, 2, 2]])
+        return {"op": "split", "block": name, "loop": loop, "factors": factors}
+    if kind == "fuse":
+        start = r.randrange(nloops)
+        return {"op": "fuse", "block": name,
+                "loops": list(range(start, min(nloops, start + r.randint(1, 3))))}
+    if kind == "reorder":
+        order = list(range(nloops))
+        r.shuffle(order)
+        return {"op": "reorder", "block": name, "loops": order[:r.randint(min(2, nloops), nloops)]}
+    if kind in ("parallel", "vectorize", "unroll", "decompose_reduction", "blockize"):
+        step = {"op": kind, "block": name, "loop": r.randrange(nloops)}
+        if kind == "blockize":
+            step["preserve"] = r.random() < 0.8
+        return step
+    if kind == "rfactor":
+        return {"op": kind, "block": name, "loop": r.randrange(nloops),
+                "factor_axis": r.choice((0, 0, 1))}
+    if kind in ("compute_at", "reverse_compute_at"):
+        try:
+            others = (sch.get_consumers(block) if kind == "compute_at"
+                      else sch.get_producers(block))
+            others = [sch.get(b).name_hint for b in others]
+        except Exception:
+            others = []
+        if not others or r.random() < 0.1:
+            others = names
+        target = r.choice(others)
+        try:
+            n = len(sch.get_loops(sch.get_block(target)))
+        except Exception:
+            n = 0
+        if n == 0:
+            return {"op": "get_block", "block": target}
+        return {"op": kind, "block": name, "target": target, "loop": r.randrange(n),
+                "preserve": r.random() < 0.5}
+    if kind in ("compute_inline", "reverse_compute_inline"):
+        return {"op": kind, "block": name}
+    if kind == "cache_read":
+        if not blk.reads:
+            return {"op": "get_block", "block": name}
+        index = r.randrange(len(blk.reads))
+        if r.random() < 0.15:
+            index = blk.reads[index].buffer.name  # TVM 0.27 also takes the buffer's name
+        return {"op": kind, "block": name, "index": index, "scope": r.choice(SCOPES)}
+    if kind in ("cache_write", "set_scope"):
+        return {"op": kind, "block": name, "index": r.randrange(max(1, len(blk.writes))),
+                "scope": r.choice(SCOPES)}
+    return {"op": "get_block", "block": name}
+
+
+def run_mlckit_case(cid, family, source, r, nsteps, target):
+    """Draw and apply ``nsteps`` steps with mlckit; build and run the result."""
+    import mlckit
+    from mlckit import tir
+    from mlckit.error import TVMError
+    from mlckit.script import from_source
+
+    res = {"id": cid, "family": family, "source": source, "steps": [], "outcomes": []}
+    func = from_source(source)
+    res["shapes"] = [[int(s.value) for s in func.buffer_map[p].shape] for p in func.params]
+    sch = tir.Schedule(func)
+    for _ in range(nsteps):
+        try:
+            step = draw_step(r, sch)
+        except Exception as err:
+            res["outcomes"].append(["crash", "while drawing: " + _tb(err)])
+            res["steps"].append({"op": "get_block", "block": "root"})
+            break
+        if step is None:
+            break
+        res["steps"].append(step)
+        try:
+            apply_step(sch, step, sch.get_block)
+            res["outcomes"].append(["ok", ""])
+        except HarnessError as err:
+            res["outcomes"].append(["harness", str(err)])
+        except TVMError as err:
+            res["outcomes"].append(["rejected", f"{type(err).__name__}: {err}"[:2000]])
+        except Exception as err:
+            res["outcomes"].append(["crash", _tb(err)])
+    res["mod"] = sch.mod
+    try:
+        res["script"] = sch.mod.script()
+    except Exception as err:
+        res["script"] = None
+        res["script_crash"] = _tb(err)
+    inputs = random_inputs(res["shapes"], cid)
+    try:
+        ref = [a.copy() for a in inputs]
+        mlckit.build(func, target="lnumpy")(*ref)
+        res["ref"] = np.concatenate([a.ravel() for a in ref])
+        got = [a.copy() for a in inputs]
+        mlckit.build(sch.mod["main"], target=target)(*got)
+        res["out"] = np.concatenate([a.ravel() for a in got])
+    except TVMError as err:
+        res["build"] = f"{type(err).__name__}: {err}"[:2000]
+    except Exception as err:
+        res["build_crash"] = _tb(err)
+    return res
+
+
+def _tb(err):
+    frames = traceback.extract_tb(err.__traceback__)[-3:]
+    where = "; ".join(f"{os.path.basename(f.filename)}:{f.lineno} {f.name}" for f in frames)
+    return f"{type(err).__name__}: {err}"[:1500] + f"  [{where}]"
+
+
+# ------------------------------------------------------------------------------------------
+# Comparison.
+# ------------------------------------------------------------------------------------------
+
+
+def compare(m, t):
+    """The differences between mlckit's result ``m`` and TVM's ``t`` (a list of dicts)."""
+    from mlckit.ir import structural_equal
+    from mlckit.script import from_source
+
+    diffs = []
+    crashes = [o[1] for o in m["outcomes"] if o[0] == "crash"]
+    for key in ("script_crash", "build_crash"):
+        if key in m:
+            crashes.append(m[key])
+    if crashes:
+        diffs.append({"kind": "crash", "detail": crashes[0]})
+    if "crashed" in t or "error" in t:
+        diffs.append({"kind": "tvm_failed", "detail": t.get("crashed") or t.get("error")})
+        return diffs
+    # whatever TVM does, what mlckit accepted must compute the unscheduled kernel's numbers
+    wrong = "out" in m and not np.allclose(m["out"], m["ref"], rtol=1e-3, atol=1e-3)
+    if wrong:
+        diffs.append({"kind": "numbers", "detail": "mlckit differs from the unscheduled kernel",
+                      "max_abs": float(np.max(np.abs(m["out"] - m["ref"])))})
+    mo = [o[0] for o in m["outcomes"]]
+    to = [o[0] for o in t["outcomes"]]
+    for i, (a, b) in enumerate(zip(mo, to)):
+        if (a == "ok") != (b == "ok") and a != "crash":
+            entry = {"kind": "accept_reject", "step": i, "op": m["steps"][i]["op"],
+                     "mlckit": m["outcomes"][i], "tvm": t["outcomes"][i]}
+            if b == "ok" and t.get("out") and "ref" in m:
+                # where only TVM accepts: are its final numbers right?
+                tv = np.load(t["out"])
+                entry["tvm_numbers_right"] = bool(tv.shape == m["ref"].shape and np.allclose(
+                    tv, m["ref"], rtol=1e-3, atol=1e-3))
+            diffs.append(entry)
+            return diffs
+    if crashes:
+        return diffs
+    # the final function
+    text = from_tvm_spelling(t["script"])
+    try:
+        theirs = from_source(text)["main"]
+    except Exception as err:
+        diffs.append({"kind": "script", "why": f"mlckit cannot parse TVM's script: {err}"[:1500],
+                      "diff": _diff(m["script"], text)})
+        theirs = None
+    if theirs is not None:
+        ours = m["mod"]["main"]
+        same = structural_equal(ours.without_attr("global_symbol"),
+                                theirs.without_attr("global_symbol"), map_free_vars=True)
+        # names as printed (the printer makes duplicate names unique on both sides)
+        printed = from_source(m["script"])["main"]
+        names = (_block_names(printed), _buffer_names(printed)) == (_block_names(theirs),
+                                                                    _buffer_names(theirs))
+        if not same or not names:
+            why = "structure" if not same else "names"
+            ours_text = m["script"]
+            try:
+                theirs_text = from_tvm_spelling(t["script"])
+            except Exception:
+                theirs_text = text
+            diffs.append({"kind": "script", "why": why, "diff": _diff(ours_text, theirs_text)})
+    # the numbers
+    if t.get("out") and "out" in m:
+        tv = np.load(t["out"])
+        mlckit_right = bool(np.allclose(m["out"], m["ref"], rtol=1e-3, atol=1e-3))
+        if tv.shape != m["out"].shape or not np.allclose(m["out"], tv, rtol=1e-3, atol=1e-3):
+            # TVM wrong where mlckit computes the unscheduled kernel's numbers: a TVM bug
+            kind = "tvm_wrong" if mlckit_right else "numbers"
+            if not mlckit_right:
+                diffs = [d for d in diffs if d["kind"] != "numbers"]
+            diffs.append({"kind": kind, "detail": "mlckit and TVM differ",
+                          "max_abs": float(np.max(np.abs(m["out"] - tv)))
+                          if tv.shape == m["out"].shape else None,
+                          "tvm_vs_ref": bool(np.allclose(m["ref"], tv, rtol=1e-3, atol=1e-3))})
+    elif t.get("out") and "build" in m:
+        diffs.append({"kind": "numbers", "detail": "mlckit cannot build what TVM builds: "
+                      + m["build"]})
+    return diffs
+
+
+def _diff(a, b):
+    return "\n".join(difflib.unified_diff((a or "").splitlines(), (b or "").splitlines(),
+                                          "mlckit", "tvm", lineterm="", n=2))[:6000]
+
+
+def _signature(d, m):
+    if d["kind"] == "accept_reject":
+        who = "mlckit accepts" if d["mlckit"][0] == "ok" else "TVM accepts"
+        msg = d["tvm"][1] if d["mlckit"][0] == "ok" else d["mlckit"][1]
+        found = re.search(r"Error message: (.*)", msg or "")
+        msg = found.group(1) if found else (msg.splitlines()[0] if msg else "")
+        msg = re.sub(r"\d+", "N", msg)[:140]
+        wrong = " [TVM's numbers wrong]" if d.get("tvm_numbers_right") is False else ""
+        return f"{d['op']}: {who} ({msg}){wrong}"
+    if d["kind"] == "crash":
+        return "crash: " + re.sub(r"\d+", "N", d["detail"].split("\n")[0])[:160]
+    if d["kind"] == "script":
+        ops = sorted({s["op"] for s, o in zip(m["steps"], m["outcomes"]) if o[0] == "ok"})
+        return f"script ({d['why'][:60]}) after {'+'.join(ops)}"
+    return f"{d['kind']}: {d.get('detail', '')[:100]}"
+
+
+# ------------------------------------------------------------------------------------------
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--cases", type=int, default=200)
+    ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--steps", type=int, default=6, help="at most this many steps a case")
+    ap.add_argument("--target", default="lnumpy", help="mlckit's build target (lnumpy, llvm)")
+    ap.add_argument("--tvm-python", default="/tmp/tvmenv/bin/python")
+    ap.add_argument("--batch", type=int, default=250, help="cases per TVM subprocess")
+    ap.add_argument("--report", default="difftest_report", help="writes REPORT.json, .md")
+    ap.add_argument("--only", default="", help="comma-separated case ids to run")
+    ap.add_argument("--show", action="store_true", help="print steps and scripts of differences")
+    ap.add_argument("--worker", help=argparse.SUPPRESS)
+    ap.add_argument("--work-dir", help=argparse.SUPPRESS)
+    ap.add_argument("--skip", type=int, default=0, help=argparse.SUPPRESS)
+    args = ap.parse_args(argv)
+    if args.worker:
+        return tvm_worker(args.worker, args.work_dir, args.skip)
+
+    sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    only = {int(x) for x in args.only.split(",") if x}
+    ids = sorted(only) if only else list(range(args.cases))
+    work_dir = tempfile.mkdtemp(prefix="difftest_")
+    start = time.time()
+    mres, tres = {}, {}
+    for b in range(0, len(ids), args.batch):
+        batch = []
+        for cid in ids[b:b + args.batch]:
+            r = random.Random(args.seed * 1_000_003 + cid)
+            family = r.choice(sorted(FAMILIES))
+            source = FAMILIES[family](r)
+            m = run_mlckit_case(cid, family, source, r, r.randint(1, args.steps), args.target)
+            mres[cid] = m
+            batch.append({"id": cid, "source": source, "steps": m["steps"],
+                          "shapes": m["shapes"]})
+        tres.update(run_tvm(batch, args.tvm_python, work_dir, b))
+        print(f"  {len(mres)} cases, {time.time() - start:.0f}s", file=sys.stderr)
+
+    counts = {"accept_reject": 0, "script": 0, "numbers": 0, "crash": 0, "tvm_failed": 0,
+              "tvm_wrong": 0}
+    report, agree = [], 0
+    for cid in ids:
+        m, t = mres[cid], tres[cid]
+        diffs = compare(m, t)
+        if not diffs:
+            agree += 1
+            continue
+        for kind in {d["kind"] for d in diffs}:
+            counts[kind] += 1
+        entry = {"id": cid, "family": m["family"], "steps": m["steps"],
+                 "mlckit": m["outcomes"], "tvm": t.get("outcomes"), "diffs": diffs,
+                 "signatures": [_signature(d, m) for d in diffs],
+                 "source": m["source"]}
+        report.append(entry)
+        if args.show:
+            print(json.dumps({k: entry[k] for k in ("id", "family", "steps", "signatures")}))
+            for d in diffs:
+                print(d.get("diff") or d.get("detail") or "")
+    n = len(ids)
+    line = (f"{n} cases: {agree} agree ({100 * agree / n:.1f}%), accept/reject differs "
+            f"{counts['accept_reject']}, script differs {counts['script']}, numbers differ "
+            f"{counts['numbers']}, mlckit crashes {counts['crash']}")
+    if counts["tvm_wrong"]:
+        line += f", TVM's numbers wrong (mlckit right) {counts['tvm_wrong']}"
+    if counts["tvm_failed"]:
+        line += f", TVM failed {counts['tvm_failed']}"
+    print(line)
+    with open(args.report + ".json", "w") as f:
+        json.dump({"summary": line, "seed": args.seed, "differences": report}, f, indent=1)
+    groups: dict[str, list[int]] = {}
+    for e in report:
+        for s in e["signatures"]:
+            groups.setdefault(s, []).append(e["id"])
+    with open(args.report + ".md", "w") as f:
+        f.write(f"# difftest_tvm (seed {args.seed})\n\n{line}\n\n")
+        for s, cids in sorted(groups.items(), key=lambda kv: -len(kv[1])):
+            f.write(f"- **{len(cids)}** {s} — cases {', '.join(map(str, cids[:12]))}\n")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
