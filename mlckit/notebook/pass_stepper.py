@@ -193,7 +193,8 @@ class PassStepper:
                  f"the IR, {self.total_seconds * 1e3:.2f} ms in all"]
         for s in self.steps:
             mark = "*" if s.changed else " "
-            lines.append(f"  {mark} {s.index:>2}  {s.name:<{width}}  {s.seconds * 1e3:8.3f} ms")
+            # the time unpadded: stored notebook outputs mask it, so its width must not move
+            lines.append(f"  {mark} {s.index:>2}  {s.name:<{width}}  {s.seconds * 1e3:.3f} ms")
         return "\n".join(lines)
 
     def __repr__(self) -> str:
