@@ -25,7 +25,7 @@ from mlckit.tir import stmt as S
 from mlckit.tir.analysis.var_use import var_ids
 from mlckit.tir.expr import IntImm, IterVarType
 from mlckit.tir.schedule import Schedule
-from mlckit.tir.schedule.ir_utils import realizes_under
+from mlckit.tir.schedule.ir_utils import realizes_under, walk
 
 from ..base import ScheduleRule
 
@@ -59,7 +59,12 @@ class Fallback(ScheduleRule):
         attrs = target.attrs or {}
         max_threads = int(attrs.get("max_threads_per_block") or attrs.get("max_num_threads")
                           or 1024)
-        sch = Schedule(func)
+        # A kernel tiled for the CPU (legalized without a target) arrives with its reductions
+        # already decomposed: TVM's compact-dataflow check refuses to bind loops over such an
+        # update block.  Its tiles are independent (the bound loops index only spatial
+        # iterators, which bind still checks), so its tile loops are bound with the check off;
+        # TVM's dlight never sees such kernels (its LegalizeOps has no CPU tiling).
+        sch = Schedule(func, enable_check=not _has_decomposed_reduction(func))
         reductions = []
         for block in sch.get_child_blocks(sch.get_block("root")):
             loops = sch.get_loops(block)
@@ -159,3 +164,19 @@ def _realize_of(sch, block, stmt):
 
     walk(sch.get(sch.get_loops(block)[0]))
     return found[0]
+
+
+def _has_decomposed_reduction(func) -> bool:
+    """Whether a block of ``func`` has a reduction iterator but no ``T.init()`` (the update
+    half of a ``decompose_reduction``)."""
+    found = False
+
+    def visit(stmt):
+        nonlocal found
+        if isinstance(stmt, S.Block) and stmt.init is None and any(
+                iv.iter_type == IterVarType.CommReduce for iv in stmt.iter_vars):
+            found = True
+        return not found
+
+    walk(func.body, visit)
+    return found

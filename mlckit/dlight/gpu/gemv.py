@@ -110,7 +110,6 @@ class GEMV(GPUScheduleRule):
         sch.set_scope(rf, 0, "shared")
         if vector is not None:
             _load_vector(sch, rf, vector, outer[-1], n_s, [ts, tr] if split_s else [tr])
-        sch.decompose_reduction(rf, r_o)
         sch.annotate(r_o, "pragma_auto_unroll_max_step", UNROLL)
         sch.annotate(r_o, "pragma_unroll_explicit", 1)
         # thread (0, y) adds up the tr partial sums of output y
@@ -128,6 +127,7 @@ class GEMV(GPUScheduleRule):
             _, ty = sch.split(fused, [None, ts])
             sch.bind(ty, "threadIdx.y")
         sch.bind(sch.fuse(*outer), "blockIdx.x")
+        sch.decompose_reduction(rf, r_o)  # last: no loop over its update may be bound after
 
 
 def _fits(vector, partials: int, target) -> bool:

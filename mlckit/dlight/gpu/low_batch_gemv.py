@@ -148,7 +148,6 @@ class LowBatchGEMV(GPUScheduleRule):
         sch.bind(ty, "threadIdx.y")
         sch.bind(tx, "threadIdx.x")
         sch.set_scope(rf, 0, "shared")  # read by the thread that adds the partial sums
-        sch.decompose_reduction(rf, r_o)
         sch.annotate(r_o, "pragma_auto_unroll_max_step", UNROLL)
         sch.annotate(r_o, "pragma_unroll_explicit", 1)
         # thread (0, y) adds up the partial sums of its TILE_S outputs
@@ -170,3 +169,4 @@ class LowBatchGEMV(GPUScheduleRule):
             sch.bind(ty, "threadIdx.y")
         sch.bind(b, "blockIdx.y")
         sch.bind(bx, "blockIdx.x")
+        sch.decompose_reduction(rf, r_o)  # last: no loop over its update may be bound after

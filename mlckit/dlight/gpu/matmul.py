@@ -112,9 +112,9 @@ class Matmul(GPUScheduleRule):
             if sch.get(producer).name_hint.endswith("_shared"):
                 _inline_producers(sch, producer)
         _inline_consumer_chain(sch, local)
-        sch.decompose_reduction(block, ko)
-        if firsts:  # fused last: mlckit's compute_at cannot see a fused loop's parts differ
+        if firsts:  # fused late: mlckit's compute_at cannot see a fused loop's parts differ
             sch.bind(sch.fuse(*firsts), "blockIdx.z")
+        sch.decompose_reduction(block, ko)  # last: no loop over its update may be bound after
         return sch
 
     def _cooperative_fetch(self, sch, block, index: int, ko):

@@ -138,7 +138,6 @@ class Reduction(GPUScheduleRule):
         sch.annotate(tx, "pragma_auto_unroll_max_step", UNROLL)
         sch.annotate(tx, "pragma_unroll_explicit", 1)
         sch.set_scope(rf, 0, "shared")  # read by the thread that adds the partial sums
-        sch.decompose_reduction(rf, r)
         # One thread per output adds the len_tx partial sums.
         sch.reverse_compute_at(block, s[-1], preserve_unit_loops=True)
         tx, *rest = sch.get_loops(block)[n_s:]
@@ -148,6 +147,7 @@ class Reduction(GPUScheduleRule):
         if epilogue is not None:
             self._epilogue(sch, block, s, epilogue.block_rv, [len_tx])
         sch.bind(sch.fuse(*s), "blockIdx.x")
+        sch.decompose_reduction(rf, r)  # last: no loop over its update may be bound after
 
     def _inner_spatial(self, sch, block, s_last, r, epilogue):
         len_tx = next(t for t in range(16, 0, -1) if sch.get(s_last).extent.value % t == 0)
@@ -155,12 +155,11 @@ class Reduction(GPUScheduleRule):
         sch.split(s_last, [None, len_tx])
         _, ty = sch.split(r, [None, len_ty])
         rf = sch.rfactor(ty, 0)
-        *s, tx, r, ty = sch.get_loops(rf)
-        sch.reorder(tx, ty, r)
+        *s, tx, r_rf, ty = sch.get_loops(rf)
+        sch.reorder(tx, ty, r_rf)
         sch.bind(tx, "threadIdx.x")
         sch.bind(ty, "threadIdx.y")
         sch.set_scope(rf, 0, "shared")
-        sch.decompose_reduction(rf, r)
         # Thread (x, 0) adds the len_ty partial sums of output x.
         sch.reverse_compute_at(block, s[-1], preserve_unit_loops=True)
         r, *rest = sch.get_loops(block)[len(s):]
@@ -172,6 +171,7 @@ class Reduction(GPUScheduleRule):
         if epilogue is not None:
             self._epilogue(sch, block, s, epilogue.block_rv, [len_tx, len_ty])
         sch.bind(sch.fuse(*s), "blockIdx.x")
+        sch.decompose_reduction(rf, r_rf)  # last: no loop over its update may be bound after
 
     @staticmethod
     def _epilogue(sch, block, outer: list, epilogue, threads: list[int]):

@@ -265,9 +265,10 @@ def schedule_tiled(sch) -> None:
     sch.reorder(i0, j0, k, i1, j1)
     local = sch.cache_write(block, 0, "local")
     sch.reverse_compute_at(local, j0)
-    sch.decompose_reduction(block, k)
     sch.vectorize(j1)
     sch.unroll(i1)
+    sch.decompose_reduction(block, k)  # last, as TVM requires: its update block cannot be
+    # vectorized or unrolled afterwards (no T.init(): not a complete or reduction block)
 
 
 @matmul.implement("matmul.tiled", level=15, targets="llvm", condition=_tileable,

@@ -131,7 +131,7 @@ def test_the_gemv_equals_numpy():
 
 def test_an_epilogue_runs_on_the_row_threads_and_a_partial_tile_is_guarded():
     func = gemv(GemvBiasRelu)["main"]
-    assert bindings(func)[-1] == ("ax0_1", 16, "threadIdx.y")
+    assert bindings(func)[-1] == ("ax0_fused_1", 16, "threadIdx.y")
     a, x, bias = rand(40, 100), rand(100, seed=1), rand(40, seed=2)
     *_, z = run(func, a, x, bias, np.zeros(40, "float32"))
     np.testing.assert_allclose(z, np.maximum(a @ x + bias, 0), rtol=1e-5, atol=1e-5)

@@ -37,7 +37,7 @@ class RowSumScheduled:
                 for ax0 in range(64):
                     with T.block("B"):
                         vk_1 = T.axis.reduce(64, ax0)
-                        vi = T.axis.spatial(4, i + ax1)
+                        vi = T.axis.spatial(4, i)  # the unit loop ax1, fused alone, is 0 (as TVM)
                         with T.init():
                             B[vi] = T.float32(0)
                         B[vi] = B[vi] + B_rf[vk_1, vi]
@@ -98,10 +98,10 @@ def test_the_row_sum_equals_numpy():
 def test_an_inner_spatial_reduction_puts_16_outputs_on_x_and_16_partials_on_y():
     func = reduction(ColumnSumTimesTwo)["main"]
     assert bindings(func) == [
-        ("j_0", 3, "blockIdx.x"),
-        ("j_1", 16, "threadIdx.x"), ("i_1", 16, "threadIdx.y"),     # the partial sums
-        ("ax1", 16, "threadIdx.x"), ("ax0_0", 1, "threadIdx.y"),   # thread (x, 0) adds them
-        ("ax0_0", 16, "threadIdx.x"),                               # the epilogue, per output
+        ("j_0_fused", 3, "blockIdx.x"),  # a loop fused alone is renamed <name>_fused (TVM)
+        ("j_1", 16, "threadIdx.x"), ("i_fused_1", 16, "threadIdx.y"),    # the partial sums
+        ("ax1_fused", 16, "threadIdx.x"), ("ax0_0", 1, "threadIdx.y"),  # thread (x, 0) adds them
+        ("ax0_fused_0", 16, "threadIdx.x"),                              # the epilogue, per output
     ]
     a = rand(40, 48)
     _, c = run(func, a, np.zeros(48, "float32"))

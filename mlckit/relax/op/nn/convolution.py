@@ -175,9 +175,9 @@ def schedule_tiled(sch) -> None:
     sch.reorder(n, f0, y, x0, rc, ry, rx, f1, x1)
     local = sch.cache_write(conv, 0, "local")
     sch.reverse_compute_at(local, x0)
-    sch.decompose_reduction(conv, rc)
     sch.vectorize(x1)
     sch.unroll(f1)
+    sch.decompose_reduction(conv, rc)  # last, as TVM requires (see matmul's schedule_tiled)
 
 
 @conv2d.implement("conv2d.tiled", level=15, targets="llvm", condition=_tileable,
