@@ -41,10 +41,27 @@ def main(x: R.Tensor((2, 3), dtype="float32"), v: R.Tensor((), dtype="int32")) -
     e: R.Tensor((4,), dtype="float32") = R.full(R.shape([4]), R.const(1.5, "float32"), dtype="float32")
     return (a, b, c, d, e)
 ''',
+    "conv2d_transpose": '''
+@R.function
+def main(x: R.Tensor((1, 4, 5, 5), dtype="float32"), w: R.Tensor((4, 3, 3, 3), dtype="float32")) -> R.Tensor((1, 6, 10, 10), dtype="float32"):
+    a: R.Tensor((1, 6, 10, 10), dtype="float32") = R.nn.conv2d_transpose(x, w, strides=[2, 2], padding=[1, 1, 1, 1], output_padding=[1, 1], dilation=[1, 1], groups=2, data_layout="NCHW", kernel_layout="IOHW", out_layout="NCHW", out_dtype="void")
+    return a
+''',
+    "losses": '''
+@R.function
+def main(x: R.Tensor(("n", 3), dtype="float32"), t: R.Tensor(("n",), dtype="int64"), w: R.Tensor((3,), dtype="float32"), y: R.Tensor(("n", 3), dtype="float32")) -> R.Tuple(R.Tensor((), dtype="float32"), R.Tensor(("n",), dtype="float32"), R.Tensor((), dtype="float32")):
+    n = T.int64()
+    a: R.Tensor((), dtype="float32") = R.nn.nll_loss(x, t, w, reduction="sum", ignore_index=-100)
+    b: R.Tensor((n,), dtype="float32") = R.nn.nll_loss(x, t, reduction="none", ignore_index=2)
+    c: R.Tensor((), dtype="float32") = R.nn.cross_entropy_with_logits(x, y)
+    return (a, b, c)
+''',
 }
 HEADERS = {"binary": "# from tvm.script import relax as R\n",
            "unary_and_ternary": "# from tvm.script import tir as T\n# from tvm.script import relax as R\n",
-           "datatype_and_create": "# from tvm.script import relax as R\n"}
+           "datatype_and_create": "# from tvm.script import relax as R\n",
+           "conv2d_transpose": "# from tvm.script import relax as R\n",
+           "losses": "# from tvm.script import tir as T\n# from tvm.script import relax as R\n"}
 
 
 @pytest.mark.parametrize("name", sorted(PROGRAMS))

@@ -4,8 +4,16 @@ dropout, convolution and pooling.
     lv = relax.op.nn.relu(x)            # R.nn.relu(x) in TVMScript
 """
 
-from . import convolution, layout, nn, pooling
-from .convolution import Conv1DAttrs, Conv2DAttrs, conv1d, conv2d
+from . import convolution, layout, loss, nn, pooling
+from .convolution import (
+    Conv1DAttrs,
+    Conv2DAttrs,
+    Conv2DTransposeAttrs,
+    conv1d,
+    conv2d,
+    conv2d_transpose,
+)
+from .loss import NLLLossAttrs, cross_entropy_with_logits, nll_loss
 from .nn import (
     BatchNormAttrs,
     DropoutAttrs,
@@ -31,4 +39,5 @@ __all__ = ["AdaptivePool2DAttrs", "BatchNormAttrs", "Conv1DAttrs", "Conv2DAttrs"
            "GroupNormAttrs", "LayerNormAttrs", "Pool2DAttrs", "RMSNormAttrs", "SoftmaxAttrs",
            "adaptive_avg_pool2d", "avg_pool2d", "batch_norm", "conv1d", "conv2d", "convolution",
            "dropout", "gelu", "gelu_tanh", "group_norm", "layer_norm", "layout", "log_softmax",
+           "Conv2DTransposeAttrs", "conv2d_transpose", "NLLLossAttrs", "cross_entropy_with_logits", "loss", "nll_loss",
            "max_pool2d", "nn", "pooling", "relu", "rms_norm", "silu", "softmax"]

@@ -1,5 +1,6 @@
 """``relax.op.nn.conv2d`` (TVM's name, attributes and shape rule) and its implementations;
-``relax.op.nn.conv1d`` the same in one dimension (NCW data, OIW kernel; generic lowering).
+``relax.op.nn.conv1d`` the same in one dimension (NCW data, OIW kernel; generic lowering);
+``relax.op.nn.conv2d_transpose`` (IOHW kernel; lowered through TOPI for NCHW without dilation).
 
     lv = R.nn.conv2d(x, w, strides=1, padding=1)             # NCHW data, OIHW kernel
     lv = R.nn.conv2d(x, w, padding=(1, 2), groups=4, out_dtype="float32")
@@ -250,4 +251,105 @@ def _lower_conv1d(bb, call: Call):
                       primfunc_name_hint="conv1d")
 
 
-__all__ = ["Conv1DAttrs", "Conv2DAttrs", "conv1d", "conv2d", "schedule_tiled"]
+# -- conv2d_transpose ------------------------------------------------------------------------------
+@node
+class Conv2DTransposeAttrs(Attrs):
+    """``conv2d_transpose``'s attributes, in TVM's order."""
+
+    strides: tuple = (1, 1)
+    padding: tuple = (0, 0, 0, 0)
+    output_padding: tuple = (0, 0)
+    dilation: tuple = (1, 1)
+    groups: int = 1
+    data_layout: str = "NCHW"
+    kernel_layout: str = "IOHW"
+    out_layout: str = "NCHW"
+    out_dtype: str = "void"
+
+
+@def_op("relax.nn.conv2d_transpose", arguments=("data", "weight"))
+def conv2d_transpose(data, weight, strides=(1, 1), padding=(0, 0), output_padding=(0, 0),
+                     dilation=(1, 1), groups: int = 1, data_layout: str = "NCHW",
+                     kernel_layout: str = "IOHW", out_layout=None, out_dtype=None) -> Call:
+    """The transposed 2-d convolution (the gradient of ``conv2d`` with respect to its data):
+    ``weight`` is ``(in_channels, out_channels // groups, kh, kw)`` in IOHW; the output is
+    ``(size - 1) * stride - pad_before - pad_after + dilation * (k - 1) + output_padding + 1``
+    along each spatial axis.
+
+    Example::
+
+        lv = R.nn.conv2d_transpose(x, w, strides=2, padding=1, output_padding=1)
+    """
+    op = "relax.nn.conv2d_transpose"
+    if int(groups) <= 0:
+        raise OpTypeError(f"{op}: groups={groups} must be positive")
+    attrs = Conv2DTransposeAttrs(
+        pair(strides, op, "strides"), complete_padding_2d(padding, op),
+        pair(output_padding, op, "output_padding"), pair(dilation, op, "dilation"),
+        int(groups), data_layout, kernel_layout,
+        data_layout if out_layout is None else out_layout, dtype_or_void(out_dtype, op))
+    return Call(conv2d_transpose.op, [as_expr(data, op, "data"), as_expr(weight, op, "weight")],
+                attrs)
+
+
+@conv2d_transpose.infer
+def _infer_conv2d_transpose(call: Call) -> TensorStructInfo:
+    data, weight = tensor_args(call)
+    a = call.attrs
+    data_perm = layout_permutation(call, a.data_layout, "NCHW", "data_layout")
+    kernel_perm = layout_permutation(call, a.kernel_layout, "IOHW", "kernel_layout")
+    out_perm = layout_permutation(call, a.out_layout, "NCHW", "out_layout")
+    for name, s in (("data", data), ("weight", weight)):
+        if s.ndim not in (-1, 4):
+            fail(call, f"requires {name} to be 4-d, but its shape is "
+                       f"{shape_text(s.dims) if s.dims is not None else f'of rank {s.ndim}'}")
+    out_dtype = sinfo_dtype(a.out_dtype)
+    if not out_dtype:
+        if data.dtype and weight.dtype and data.dtype != weight.dtype:
+            fail(call, f"the dtypes of data ({data.dtype}) and weight ({weight.dtype}) must be "
+                       "equal (or give out_dtype)", OpTypeError)
+        out_dtype = data.dtype if data.dtype and weight.dtype else ""
+    if any(p >= s for p, s in zip(a.output_padding, a.strides)):
+        fail(call, f"output_padding {list(a.output_padding)} must be less than the strides "
+                   f"{list(a.strides)}")
+    if data.dims is None or weight.dims is None:
+        return TensorStructInfo(None, out_dtype, 4)
+    n, c, *spatial = to_canonical(data.dims, data_perm)
+    i, o, *kernel = to_canonical(weight.dims, kernel_perm)
+    if _known_unequal(c, i):
+        fail(call, f"data {shape_text(data.dims)} has {dim_text(c)} input channels, but "
+                   f"weight {shape_text(weight.dims)} (IOHW) expects {dim_text(i)}")
+    if _known_unequal(tx.floormod(i, a.groups), 0):
+        fail(call, f"the input channels of weight {shape_text(weight.dims)} ({dim_text(i)}) "
+                   f"are not divisible by groups={a.groups}")
+    ana = Analyzer()
+    out = [ana.simplify((x - 1) * a.strides[d] - (a.padding[d] + a.padding[d + 2])
+                        + a.dilation[d] * (k - 1) + a.output_padding[d] + 1)
+           for d, (x, k) in enumerate(zip(spatial, kernel))]
+    for what, d in zip(("height", "width"), out):
+        if isinstance(d, tx.IntImm) and d.value <= 0:
+            fail(call, f"the output {what} would be {d.value}: data {shape_text(data.dims)}, "
+                       f"weight {shape_text(weight.dims)}, strides {list(a.strides)}, padding "
+                       f"{list(a.padding)}")
+    return TensorStructInfo(from_canonical([n, ana.simplify(o * a.groups), *out], out_perm),
+                            out_dtype)
+
+
+def _topi_transposable(call: Call) -> bool:
+    """TOPI's transposed convolution: NCHW data and output, an IOHW kernel, no dilation."""
+    a = call.attrs
+    return ((a.data_layout, a.kernel_layout, a.out_layout) == ("NCHW", "IOHW", "NCHW")
+            and tuple(a.dilation) == (1, 1))
+
+
+@conv2d_transpose.legalize(condition=_topi_transposable)
+def _lower_conv2d_transpose(bb, call: Call):
+    a = call.attrs
+    return bb.call_te(topi.nn.group_conv2d_transpose_nchw, call.args[0], call.args[1],
+                      stride=list(a.strides), padding=list(a.padding),
+                      out_dtype=call.struct_info.dtype, output_padding=list(a.output_padding),
+                      groups=a.groups, primfunc_name_hint="conv2d_transpose")
+
+
+__all__ = ["Conv1DAttrs", "Conv2DAttrs", "Conv2DTransposeAttrs", "conv1d", "conv2d",
+           "conv2d_transpose", "schedule_tiled"]
