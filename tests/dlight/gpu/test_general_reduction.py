@@ -53,7 +53,7 @@ class MinusRowMaxScheduled:
                             with T.init():
                                 M_rf[vk_1, vi] = T.min_value("float32")
                             M_rf[vk_1, vi] = T.max(M_rf[vk_1, vi], A[vi, vk_0 * 64 + vk_1])
-            for ax1 in T.thread_binding(1, thread="threadIdx.x"):
+            for ax1 in T.thread_binding(1, thread="threadIdx.x"):  # noqa: B007 - fused alone: 0
                 for ax0 in range(64):
                     with T.block("M"):
                         vk_1 = T.axis.reduce(64, ax0)

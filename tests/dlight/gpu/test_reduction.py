@@ -33,7 +33,7 @@ class RowSumScheduled:
                     with T.block("B_rf_update"):
                         vk_1, vi, vk_0 = T.axis.remap("SSR", [k_1, i, k_0])
                         B_rf[vk_1, vi] = B_rf[vk_1, vi] + A[vi, vk_0 * 64 + vk_1]
-            for ax1 in T.thread_binding(1, thread="threadIdx.x"):
+            for ax1 in T.thread_binding(1, thread="threadIdx.x"):  # noqa: B007 - fused alone: 0
                 for ax0 in range(64):
                     with T.block("B"):
                         vk_1 = T.axis.reduce(64, ax0)
