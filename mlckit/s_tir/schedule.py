@@ -36,7 +36,7 @@ class Trace(_tir_trace.Trace):
     Example::
 
         print(sch.trace)
-        # # from mlckit import s_tir
+        # # from tvm import s_tir
         # def apply_trace(sch: s_tir.Schedule) -> None:
         #   b0 = sch.get_sblock(name="Y", func_name="main")
     """

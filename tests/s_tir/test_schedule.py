@@ -35,7 +35,7 @@ def test_the_s_tir_trace_prints_tvm_027_names():
     b0 = sch.get_sblock("Y")
     sch.split(sch.get_loops(b0)[1], factors=[None, 8])
     assert str(sch.trace) == "\n".join([
-        "# from mlckit import s_tir",
+        "# from tvm import s_tir",
         "def apply_trace(sch: s_tir.Schedule) -> None:",
         '  b0 = sch.get_sblock(name="Y", func_name="main")',
         "  l1, l2, l3 = sch.get_loops(block=b0)",
@@ -49,7 +49,7 @@ def test_a_tir_schedule_keeps_printing_tvm_v023_names():
     sch = tir.Schedule(_mod())
     sch.get_sblock("Y")  # the new spelling works there too; the trace keeps the old names
     assert str(sch.trace).splitlines() == [
-        "# from mlckit import tir",
+        "# from tvm import tir",
         "def apply_trace(sch: tir.Schedule) -> None:",
         '  b0 = sch.get_block(name="Y", func_name="main")',
     ]

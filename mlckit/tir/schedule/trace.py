@@ -113,7 +113,7 @@ class Trace:
     def __str__(self) -> str:
         body = self.as_python()
         mod = self.module_name
-        lines = [f"# from mlckit import {mod}", f"def apply_trace(sch: {mod}.Schedule) -> None:"]
+        lines = [f"# from tvm import {mod}", f"def apply_trace(sch: {mod}.Schedule) -> None:"]
         lines += ["  " + line for line in body] or ["  pass"]
         return "\n".join(lines)
 

@@ -73,7 +73,7 @@ def verify_trace_roundtrip(sch: tir.Schedule, mod) -> None:
     # replaying the printed Python gives the same result too
     fresh2 = tir.Schedule(as_mod(mod))
     env: dict = {"tir": tir}
-    exec(text.replace("# from mlckit import tir", ""), env)  # noqa: S102 - test of as_python
+    exec(text.replace("# from tvm import tir", ""), env)  # noqa: S102 - test of as_python
     env["apply_trace"](fresh2)
     assert_structural_equal(fresh2.mod, sch.mod)
 

@@ -33,7 +33,7 @@ def test_trace_as_python():
         "disable_predication=False)",
         "sch.reorder(l1, l4, l3, l5)",
     ]
-    assert str(sch.trace).startswith("# from mlckit import tir\ndef apply_trace(sch: tir.Schedule)")
+    assert str(sch.trace).startswith("# from tvm import tir\ndef apply_trace(sch: tir.Schedule)")
     json.loads(sch.trace.to_json())
     verify_trace_roundtrip(sch, matmul)
 
