@@ -327,6 +327,13 @@ _SPECIAL_CALLS = {
 }
 
 
+def _attr_doc(d: IRDocsifier, key: str, value) -> D.Doc:
+    """An operator attribute; TVM >= 0.24 writes the unset ``out_dtype`` ("void") as None."""
+    if key == "out_dtype" and value == "void" and d.tir_spelling == "tirx":
+        return D.LiteralDoc(None)
+    return d.expr(value)
+
+
 @register(X.Call)
 def _call(node: X.Call, d: IRDocsifier) -> D.Doc:
     """``R.op(args, attrs..., sinfo_args=(...))``; call_tir & co. use TVM's own layout."""
@@ -345,7 +352,7 @@ def _call(node: X.Call, d: IRDocsifier) -> D.Doc:
     if node.args:
         args.append(_callee(d, node.args[0]))
         args += [d.expr(a) for a in node.args[1:]]
-    kwargs += [(k, d.expr(v)) for k, v in _attr_items(node.attrs)]
+    kwargs += [(k, _attr_doc(d, k, v)) for k, v in _attr_items(node.attrs)]
     if node.sinfo_args:
         kwargs.append(("sinfo_args", D.TupleDoc([d.expr(s) for s in node.sinfo_args])))
     return prefix.call_kw(args, kwargs)

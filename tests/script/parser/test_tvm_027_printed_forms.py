@@ -139,3 +139,30 @@ def test_a_string_dims_kernel_runs_at_any_shape():
     c = np.empty((3, 2), "float32")
     lib(a, b, c)
     np.testing.assert_allclose(c, a @ b, rtol=1e-5)
+
+
+MATMUL_TEXT = textwrap.dedent('''
+    @I.ir_module
+    class Module:
+        @T.prim_func(s_tir=True)
+        def relu(x: T.Buffer((2, 4), "float32"), y: T.Buffer((2, 4), "float32")):
+            for i, j in T.grid(2, 4):
+                with T.sblock("y"):
+                    vi, vj = T.axis.remap("SS", [i, j])
+                    y[vi, vj] = T.max(x[vi, vj], T.float32(0))
+
+        @R.function
+        def main(x: R.Tensor((2, 3), "float32"), w: R.Tensor((3, 4), "float32")):
+            cls = Module
+            z = R.matmul(x, w, out_dtype=None)
+            y = R.call_tir(cls.relu, (z,), out_ty=R.Tensor((2, 4), "float32"))
+            return y
+''')
+
+
+def test_an_unset_out_dtype_prints_as_none_in_the_tirx_spelling_and_void_in_the_older():
+    mod = from_source(MATMUL_TEXT)
+    assert "R.matmul(x, w, out_dtype=None)" in mod.script()
+    assert 'R.matmul(x, w, out_dtype="void")' in mod.script(tir_spelling="tir")
+    assert_structural_equal(from_source(mod.script()), mod)
+    assert_structural_equal(from_source(mod.script(tir_spelling="tir")), mod)
