@@ -192,16 +192,19 @@ def elementwise_blockized_cache_write(A: T.Buffer((16, 16), "float32"),
             vj_o = T.axis.spatial(1, 0)
             T.reads(A[vi_o, 0:16])
             T.writes(B[vi_o, 0:16])
-            B_local = T.alloc_buffer((16, 16), scope="local")
+            B_local = T.alloc_buffer((1, 16), scope="local")
             for j in range(16):
                 with T.block("B"):
                     vj_i = T.axis.spatial(16, j)
-                    B_local[vi_o, vj_i] = A[vi_o, vj_i] * T.float32(2)
+                    T.reads(A[vi_o, vj_i])
+                    T.writes(B_local[0, vj_i])
+                    B_local[0, vj_i] = A[vi_o, vj_i] * T.float32(2)
             for ax0, ax1 in T.grid(1, 16):
                 with T.block("B_local"):
-                    v0 = T.axis.spatial(16, vi_o + ax0)
-                    v1 = T.axis.spatial(16, ax1)
-                    B[v0, v1] = B_local[v0, v1]
+                    v0, v1 = T.axis.remap("SS", [ax0, ax1])
+                    T.reads(B_local[v0, v1])
+                    T.writes(B[vi_o + v0, v1])
+                    B[vi_o + v0, v1] = B_local[v0, v1]
     for i, j in T.grid(16, 16):
         with T.block("C"):
             vi, vj = T.axis.remap("SS", [i, j])
@@ -209,13 +212,52 @@ def elementwise_blockized_cache_write(A: T.Buffer((16, 16), "float32"),
 
 
 def test_cache_write_inside_a_block_copies_back_only_that_block_s_region():
-    # the copy-back used to cover all 16 rows of B from a cache holding only row vi_o, so
-    # the last outer iteration overwrote B with garbage; now it copies row vi_o (TVM also
-    # shrinks the cache to (1, 16), see docs/tvm_names.md)
+    # as TVM 0.27: the cache holds only the block's row, (1, 16), indexed from 0, and the
+    # copy-back writes row vi_o of B (it once copied all 16 rows, overwriting B with garbage)
     sch = tir.Schedule(elementwise, debug_mask="all")
     sch.blockize(sch.get_loops(sch.get_block("B"))[1])
     sch.cache_write(sch.get_block("B"), 0, "local")
     check(sch, elementwise_blockized_cache_write)
+    verify_numeric(elementwise, sch.mod)
+    verify_trace_roundtrip(sch, elementwise)
+
+
+@T.prim_func
+def elementwise_blockized_cache_read(A: T.Buffer((16, 16), "float32"),
+                                     C: T.Buffer((16, 16), "float32")):
+    B = T.alloc_buffer((16, 16), "float32")
+    for i, j in T.grid(16, 16):
+        with T.block("B"):
+            vi, vj = T.axis.remap("SS", [i, j])
+            B[vi, vj] = A[vi, vj] * T.float32(2)
+    for i in range(16):
+        with T.block("C_o"):
+            vi_o = T.axis.spatial(16, i)
+            vj_o = T.axis.spatial(1, 0)
+            T.reads(B[vi_o, 0:16])
+            T.writes(C[vi_o, 0:16])
+            B_local = T.alloc_buffer((1, 16), scope="local")
+            for ax0, ax1 in T.grid(1, 16):
+                with T.block("B_local"):
+                    v0, v1 = T.axis.remap("SS", [ax0, ax1])
+                    T.reads(B[vi_o + v0, v1])
+                    T.writes(B_local[v0, v1])
+                    B_local[v0, v1] = B[vi_o + v0, v1]
+            for j in range(16):
+                with T.block("C"):
+                    vj_i = T.axis.spatial(16, j)
+                    T.reads(B_local[0, vj_i])
+                    T.writes(C[vi_o, vj_i])
+                    C[vi_o, vj_i] = B_local[0, vj_i] + T.float32(1)
+
+
+def test_cache_read_inside_a_block_caches_only_that_block_s_region():
+    # as TVM 0.27: a cache allocated in a block holds the region one instance of the block
+    # reads, (1, 16), and the reader indexes it from 0
+    sch = tir.Schedule(elementwise, debug_mask="all")
+    sch.blockize(sch.get_loops(sch.get_block("C"))[1])
+    sch.cache_read(sch.get_block("C"), 0, "local")
+    check(sch, elementwise_blockized_cache_read)
     verify_numeric(elementwise, sch.mod)
     verify_trace_roundtrip(sch, elementwise)
 
