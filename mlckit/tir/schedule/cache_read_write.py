@@ -284,15 +284,18 @@ class CacheReadWriteMixin:
                     bounds = _union_regions(bounds, _relaxed(c, scope, r.region))
         bounds = _full(bounds, buf)
         func = self.mod[sref.func_name]
+        # as TVM: the buffer gets a fresh name, the copy block is `<buffer>_<scope>` even
+        # when a block of that name exists (get_block then refuses the ambiguous name)
         name = _unique_name(func, f"{buf.name}_{storage_scope}")
+        block_name = f"{buf.name}_{storage_scope}"
         compact = scope.parent is not None  # the scope is a block inside the function
         if compact:
             starts, shape = _compact(bounds, buf)
             new_buf = decl_buffer(shape, buf.dtype, name, scope=storage_scope)
-            nest, cache_block = _compact_copy_block(name, buf, new_buf, starts, shape, True)
+            nest, cache_block = _compact_copy_block(block_name, buf, new_buf, starts, shape, True)
         else:
             new_buf = decl_buffer(buf.shape, buf.dtype, name, scope=storage_scope)
-            nest, cache_block = _copy_block(name, buf, new_buf, bounds, buf)
+            nest, cache_block = _copy_block(block_name, buf, new_buf, bounds, buf)
         positions = [_top_child_index(scope.stmt, c) for c in consumers]
         if writers:
             pos = max(_top_child_index(scope.stmt, w) for w in writers) + 1
@@ -347,15 +350,18 @@ class CacheReadWriteMixin:
                 "cache_write before blockize or decompose_reduction)", [bstmt])
         bounds = _full(_relaxed(sref, scope, bstmt.writes[index].region), buf)
         func = self.mod[sref.func_name]
+        # as TVM: the buffer gets a fresh name, the copy block is `<buffer>_<scope>` even
+        # when a block of that name exists (get_block then refuses the ambiguous name)
         name = _unique_name(func, f"{buf.name}_{storage_scope}")
+        block_name = f"{buf.name}_{storage_scope}"
         compact = scope.parent is not None  # the scope is a block inside the function
         if compact:
             starts, shape = _compact(bounds, buf)
             new_buf = decl_buffer(shape, buf.dtype, name, scope=storage_scope)
-            nest, cache_block = _compact_copy_block(name, new_buf, buf, starts, shape, False)
+            nest, cache_block = _compact_copy_block(block_name, new_buf, buf, starts, shape, False)
         else:
             new_buf = decl_buffer(buf.shape, buf.dtype, name, scope=storage_scope)
-            nest, cache_block = _copy_block(name, new_buf, buf, bounds, buf)
+            nest, cache_block = _copy_block(block_name, new_buf, buf, bounds, buf)
         pos = _top_child_index(scope.stmt, sref) + 1
         later = [c for c in consumer_srefs(self.state, sref)
                  if _top_child_index(scope.stmt, c) < pos]

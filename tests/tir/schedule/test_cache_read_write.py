@@ -276,3 +276,52 @@ def test_cache_read_of_a_parameter_copies_it_first():
         "W_local", "pad", "conv"]
     verify_numeric(conv2d_nchw, sch.mod)
     verify_trace_roundtrip(sch, conv2d_nchw)
+
+
+@T.prim_func
+def scale(A: T.Buffer((16,), "float32"), B: T.Buffer((16,), "float32")):
+    for i in range(16):
+        with T.block("B"):
+            vi = T.axis.remap("S", [i])
+            B[vi] = A[vi] * T.float32(2)
+
+
+# as TVM 0.27 prints it: both copy blocks are `B_local` (named after the buffer they write
+# back to), while the buffers stay distinct
+@T.prim_func
+def scale_cache_written_twice(A: T.Buffer((16,), "float32"), B: T.Buffer((16,), "float32")):
+    B_local = T.alloc_buffer((16,), scope="local")
+    B_local_1 = T.alloc_buffer((16,), scope="local")
+    for i in range(16):
+        with T.block("B"):
+            vi = T.axis.spatial(16, i)
+            T.reads(A[vi])
+            T.writes(B_local[vi])
+            B_local[vi] = A[vi] * T.float32(2)
+    for ax0 in range(16):
+        with T.block("B_local"):
+            v0 = T.axis.spatial(16, ax0)
+            T.reads(B_local[v0])
+            T.writes(B_local_1[v0])
+            B_local_1[v0] = B_local[v0]
+    for ax0 in range(16):
+        with T.block("B_local"):
+            v0 = T.axis.spatial(16, ax0)
+            T.reads(B_local_1[v0])
+            T.writes(B[v0])
+            B[v0] = B_local_1[v0]
+
+
+def test_a_copy_block_is_named_after_its_buffer_even_when_the_name_is_taken():
+    sch = tir.Schedule(scale, debug_mask="all")
+    copy = sch.cache_write(sch.get_block("B"), 0, "local")
+    second = sch.cache_write(copy, 0, "local")
+    check(sch, scale_cache_written_twice)
+    assert [b.name for b in sch.mod["main"].body.block.alloc_buffers] == ["B_local", "B_local_1"]
+    assert sch.get(second).name_hint == "B_local"
+    verify_numeric(scale, sch.mod)
+    verify_trace_roundtrip(sch, scale)
+    # as TVM, the ambiguous name cannot be looked up; the returned handles still work
+    expect_error(sch, lambda: sch.get_block("B_local"), "get_block",
+                 "2 blocks are named 'B_local'")
+    sch.vectorize(sch.get_loops(second)[0])
