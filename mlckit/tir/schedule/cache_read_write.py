@@ -16,10 +16,11 @@ from mlckit.tir import expr as E
 from mlckit.tir import stmt as S
 from mlckit.tir.buffer import Buffer, BufferRegion, decl_buffer
 from mlckit.tir.expr import IntImm, IterVar, Range, Var
+from mlckit.tir.expr_functor import load_with, map_loads
 
 from .error import ScheduleError
 from .instruction import primitive
-from .ir_utils import Rewrite, replace_buffers, replace_stmts
+from .ir_utils import Mutator, Rewrite, replace_buffers, replace_stmts
 from .query import child_block_srefs, consumer_srefs, scope_sref
 from .rv import BlockRV, ExprRV
 
@@ -127,6 +128,72 @@ def _full(bounds, buffer):
     return out
 
 
+def _compact(bounds, buffer):
+    """Inside a block (after blockize) TVM sizes the cache to the region one instance of the
+    scope touches: per dimension the start (None for 0) and the extent of ``bounds``."""
+    starts, shape = [], []
+    for (base, lo, hi), dim in zip(bounds, buffer.shape):
+        dtype = dim.dtype
+        start = base + lo if base is not None and lo else base
+        if start is None and lo:
+            start = IntImm(dtype, lo)
+        starts.append(start)
+        shape.append(IntImm(dtype, hi - lo + 1))
+    return starts, shape
+
+
+def _compact_copy_block(name, src, dst, starts, shape, offset_src: bool):
+    """Loops ``ax*`` and a block copying between ``src`` and ``dst`` over a compact cache of
+    ``shape``; the side that is not the cache (``src`` when ``offset_src``) is indexed from
+    ``starts``."""
+    loops, ivs, values, shifted = [], [], [], []
+    for d, (start, ext) in enumerate(zip(starts, shape)):
+        ax, v = Var(f"ax{d}", ext.dtype), Var(f"v{d}", ext.dtype)
+        ivs.append(IterVar(Range(IntImm(ext.dtype, 0), ext), v, E.IterVarType.DataPar))
+        loops.append((ax, ext))
+        values.append(ax)
+        shifted.append(v if start is None else E.add(start, v))
+    plain = [iv.var for iv in ivs]
+    src_idx, dst_idx = (shifted, plain) if offset_src else (plain, shifted)
+    region = lambda idx: [Range(i, IntImm(i.dtype, 1)) for i in idx]  # noqa: E731
+    block = S.Block(ivs, [BufferRegion(src, region(src_idx))],
+                    [BufferRegion(dst, region(dst_idx))], name,
+                    S.BufferStore(dst, E.BufferLoad(src, src_idx), dst_idx))
+    nest = S.BlockRealize(values, E.convert(True), block)
+    for ax, ext in reversed(loops):
+        nest = S.For(ax, IntImm(ax.dtype, 0), ext, S.ForKind.SERIAL, nest)
+    return nest, block
+
+
+class _Shift(Mutator):
+    """Every access to ``old`` as one to the compact cache ``new``: indices and region
+    starts less ``starts``."""
+
+    def __init__(self, rw, old, new, starts):
+        super().__init__(rw)
+        self.old, self.new, self.starts, self.ana = old, new, starts, Analyzer()
+
+    def _idx(self, indices):
+        return [i if s is None else self.ana.simplify(i - s)
+                for i, s in zip(indices, self.starts)]
+
+    def visit_expr(self, e):
+        return map_loads(e, lambda ld, idx: load_with(ld, self._idx(idx), self.new)
+                         if ld.buffer is self.old else load_with(ld, idx))
+
+    def visit_BufferStore(self, st):
+        new = self.generic(st)
+        if new.buffer is self.old:
+            new = new.replace(buffer=self.new, indices=self._idx(new.indices))
+        return new
+
+    def field(self, value):
+        if isinstance(value, BufferRegion) and value.buffer is self.old:
+            return BufferRegion(self.new, [Range(m, r.extent) for m, r in zip(
+                self._idx([r.min for r in value.region]), value.region)])
+        return super().field(value)
+
+
 def _top_child_index(scope_block, sref) -> int:
     """Index of the child of the scope's body that contains the block of ``sref``."""
     from .compute_at import _children, _contains
@@ -217,9 +284,18 @@ class CacheReadWriteMixin:
                     bounds = _union_regions(bounds, _relaxed(c, scope, r.region))
         bounds = _full(bounds, buf)
         func = self.mod[sref.func_name]
+        # as TVM: the buffer gets a fresh name, the copy block is `<buffer>_<scope>` even
+        # when a block of that name exists (get_block then refuses the ambiguous name)
         name = _unique_name(func, f"{buf.name}_{storage_scope}")
-        new_buf = decl_buffer(buf.shape, buf.dtype, name, scope=storage_scope)
-        nest, cache_block = _copy_block(name, buf, new_buf, bounds, buf)
+        block_name = f"{buf.name}_{storage_scope}"
+        compact = scope.parent is not None  # the scope is a block inside the function
+        if compact:
+            starts, shape = _compact(bounds, buf)
+            new_buf = decl_buffer(shape, buf.dtype, name, scope=storage_scope)
+            nest, cache_block = _compact_copy_block(block_name, buf, new_buf, starts, shape, True)
+        else:
+            new_buf = decl_buffer(buf.shape, buf.dtype, name, scope=storage_scope)
+            nest, cache_block = _copy_block(block_name, buf, new_buf, bounds, buf)
         positions = [_top_child_index(scope.stmt, c) for c in consumers]
         if writers:
             pos = max(_top_child_index(scope.stmt, w) for w in writers) + 1
@@ -232,7 +308,8 @@ class CacheReadWriteMixin:
         bmap = {id(buf): new_buf}
         table = {}
         for c in consumers:
-            new_block = replace_buffers(c.stmt, bmap, rw)
+            new_block = _Shift(rw, buf, new_buf, starts).visit_stmt(c.stmt) if compact \
+                else replace_buffers(c.stmt, bmap, rw)
             table[id(c.stmt)] = new_block
         new_scope_body = replace_stmts(scope.stmt.body, table, rw)
         new_scope = rw.derive(scope.stmt, body=new_scope_body)
@@ -273,9 +350,18 @@ class CacheReadWriteMixin:
                 "cache_write before blockize or decompose_reduction)", [bstmt])
         bounds = _full(_relaxed(sref, scope, bstmt.writes[index].region), buf)
         func = self.mod[sref.func_name]
+        # as TVM: the buffer gets a fresh name, the copy block is `<buffer>_<scope>` even
+        # when a block of that name exists (get_block then refuses the ambiguous name)
         name = _unique_name(func, f"{buf.name}_{storage_scope}")
-        new_buf = decl_buffer(buf.shape, buf.dtype, name, scope=storage_scope)
-        nest, cache_block = _copy_block(name, new_buf, buf, bounds, buf)
+        block_name = f"{buf.name}_{storage_scope}"
+        compact = scope.parent is not None  # the scope is a block inside the function
+        if compact:
+            starts, shape = _compact(bounds, buf)
+            new_buf = decl_buffer(shape, buf.dtype, name, scope=storage_scope)
+            nest, cache_block = _compact_copy_block(block_name, new_buf, buf, starts, shape, False)
+        else:
+            new_buf = decl_buffer(buf.shape, buf.dtype, name, scope=storage_scope)
+            nest, cache_block = _copy_block(block_name, new_buf, buf, bounds, buf)
         pos = _top_child_index(scope.stmt, sref) + 1
         later = [c for c in consumer_srefs(self.state, sref)
                  if _top_child_index(scope.stmt, c) < pos]
@@ -285,7 +371,8 @@ class CacheReadWriteMixin:
                 f"nest as block `{bstmt.name_hint}`; the copy-back block could not come between "
                 "them")
         rw = Rewrite()
-        new_block = replace_buffers(bstmt, {id(buf): new_buf}, rw)
+        new_block = _Shift(rw, buf, new_buf, starts).visit_stmt(bstmt) if compact \
+            else replace_buffers(bstmt, {id(buf): new_buf}, rw)
         rw.link(bstmt, new_block)
         new_scope_body = replace_stmts(scope.stmt.body, {id(bstmt): new_block}, rw)
         new_scope = rw.derive(scope.stmt, body=new_scope_body)

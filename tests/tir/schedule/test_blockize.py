@@ -131,6 +131,45 @@ def test_blockize_matmul_tile_numeric(preserve_unit_iters):
     verify_trace_roundtrip(sch, matmul)
 
 
+@T.prim_func
+def scale_4x6(A: T.Buffer((4, 6), "float32"), B: T.Buffer((4, 6), "float32")):
+    for i, j in T.grid(4, 6):
+        with T.block("B"):
+            vi, vj = T.axis.remap("SS", [i, j])
+            B[vi, vj] = A[vi, vj] * T.float32(2)
+
+
+# as TVM 0.27 prints it: the padded split's loops cover 8 columns, but the inner iterator
+# keeps the block's extent 6, the outer block reads only A's 6 columns, and the predicate is
+# the flattened iterator sum
+@T.prim_func
+def scale_4x6_padded_blockized(A: T.Buffer((4, 6), "float32"),
+                               B: T.Buffer((4, 6), "float32")):
+    with T.block("B_o"):
+        vi_o = T.axis.spatial(1, 0)
+        vj_o = T.axis.spatial(1, 0)
+        T.reads(A[0:4, 0:6])
+        T.writes(B[0:4, 0:6])
+        for i, j_0, j_1, j_2 in T.grid(4, 2, 2, 2):
+            with T.block("B"):
+                vi_i = T.axis.spatial(4, i)
+                vj_i = T.axis.spatial(6, j_0 * 4 + j_1 * 2 + j_2)
+                T.where(j_0 * 4 + j_1 * 2 + j_2 < 6)
+                T.reads(A[vi_i, vj_i])
+                T.writes(B[vi_i, vj_i])
+                B[vi_i, vj_i] = A[vi_i, vj_i] * T.float32(2)
+
+
+def test_blockize_over_a_padded_split_keeps_the_block_extent():
+    sch = tir.Schedule(scale_4x6, debug_mask="all")
+    i, j = sch.get_loops(sch.get_block("B"))
+    sch.split(j, factors=[None, 2, 2])
+    sch.blockize(i)
+    check(sch, scale_4x6_padded_blockized)
+    verify_numeric(scale_4x6, sch.mod)
+    verify_trace_roundtrip(sch, scale_4x6)
+
+
 def test_blockize_errors():
     sch = tir.Schedule(elementwise)
     sch.compute_at(sch.get_block("B"), sch.get_loops(sch.get_block("C"))[0])

@@ -192,16 +192,19 @@ def elementwise_blockized_cache_write(A: T.Buffer((16, 16), "float32"),
             vj_o = T.axis.spatial(1, 0)
             T.reads(A[vi_o, 0:16])
             T.writes(B[vi_o, 0:16])
-            B_local = T.alloc_buffer((16, 16), scope="local")
+            B_local = T.alloc_buffer((1, 16), scope="local")
             for j in range(16):
                 with T.block("B"):
                     vj_i = T.axis.spatial(16, j)
-                    B_local[vi_o, vj_i] = A[vi_o, vj_i] * T.float32(2)
+                    T.reads(A[vi_o, vj_i])
+                    T.writes(B_local[0, vj_i])
+                    B_local[0, vj_i] = A[vi_o, vj_i] * T.float32(2)
             for ax0, ax1 in T.grid(1, 16):
                 with T.block("B_local"):
-                    v0 = T.axis.spatial(16, vi_o + ax0)
-                    v1 = T.axis.spatial(16, ax1)
-                    B[v0, v1] = B_local[v0, v1]
+                    v0, v1 = T.axis.remap("SS", [ax0, ax1])
+                    T.reads(B_local[v0, v1])
+                    T.writes(B[vi_o + v0, v1])
+                    B[vi_o + v0, v1] = B_local[v0, v1]
     for i, j in T.grid(16, 16):
         with T.block("C"):
             vi, vj = T.axis.remap("SS", [i, j])
@@ -209,13 +212,52 @@ def elementwise_blockized_cache_write(A: T.Buffer((16, 16), "float32"),
 
 
 def test_cache_write_inside_a_block_copies_back_only_that_block_s_region():
-    # the copy-back used to cover all 16 rows of B from a cache holding only row vi_o, so
-    # the last outer iteration overwrote B with garbage; now it copies row vi_o (TVM also
-    # shrinks the cache to (1, 16), see docs/tvm_names.md)
+    # as TVM 0.27: the cache holds only the block's row, (1, 16), indexed from 0, and the
+    # copy-back writes row vi_o of B (it once copied all 16 rows, overwriting B with garbage)
     sch = tir.Schedule(elementwise, debug_mask="all")
     sch.blockize(sch.get_loops(sch.get_block("B"))[1])
     sch.cache_write(sch.get_block("B"), 0, "local")
     check(sch, elementwise_blockized_cache_write)
+    verify_numeric(elementwise, sch.mod)
+    verify_trace_roundtrip(sch, elementwise)
+
+
+@T.prim_func
+def elementwise_blockized_cache_read(A: T.Buffer((16, 16), "float32"),
+                                     C: T.Buffer((16, 16), "float32")):
+    B = T.alloc_buffer((16, 16), "float32")
+    for i, j in T.grid(16, 16):
+        with T.block("B"):
+            vi, vj = T.axis.remap("SS", [i, j])
+            B[vi, vj] = A[vi, vj] * T.float32(2)
+    for i in range(16):
+        with T.block("C_o"):
+            vi_o = T.axis.spatial(16, i)
+            vj_o = T.axis.spatial(1, 0)
+            T.reads(B[vi_o, 0:16])
+            T.writes(C[vi_o, 0:16])
+            B_local = T.alloc_buffer((1, 16), scope="local")
+            for ax0, ax1 in T.grid(1, 16):
+                with T.block("B_local"):
+                    v0, v1 = T.axis.remap("SS", [ax0, ax1])
+                    T.reads(B[vi_o + v0, v1])
+                    T.writes(B_local[v0, v1])
+                    B_local[v0, v1] = B[vi_o + v0, v1]
+            for j in range(16):
+                with T.block("C"):
+                    vj_i = T.axis.spatial(16, j)
+                    T.reads(B_local[0, vj_i])
+                    T.writes(C[vi_o, vj_i])
+                    C[vi_o, vj_i] = B_local[0, vj_i] + T.float32(1)
+
+
+def test_cache_read_inside_a_block_caches_only_that_block_s_region():
+    # as TVM 0.27: a cache allocated in a block holds the region one instance of the block
+    # reads, (1, 16), and the reader indexes it from 0
+    sch = tir.Schedule(elementwise, debug_mask="all")
+    sch.blockize(sch.get_loops(sch.get_block("C"))[1])
+    sch.cache_read(sch.get_block("C"), 0, "local")
+    check(sch, elementwise_blockized_cache_read)
     verify_numeric(elementwise, sch.mod)
     verify_trace_roundtrip(sch, elementwise)
 
@@ -234,3 +276,52 @@ def test_cache_read_of_a_parameter_copies_it_first():
         "W_local", "pad", "conv"]
     verify_numeric(conv2d_nchw, sch.mod)
     verify_trace_roundtrip(sch, conv2d_nchw)
+
+
+@T.prim_func
+def scale(A: T.Buffer((16,), "float32"), B: T.Buffer((16,), "float32")):
+    for i in range(16):
+        with T.block("B"):
+            vi = T.axis.remap("S", [i])
+            B[vi] = A[vi] * T.float32(2)
+
+
+# as TVM 0.27 prints it: both copy blocks are `B_local` (named after the buffer they write
+# back to), while the buffers stay distinct
+@T.prim_func
+def scale_cache_written_twice(A: T.Buffer((16,), "float32"), B: T.Buffer((16,), "float32")):
+    B_local = T.alloc_buffer((16,), scope="local")
+    B_local_1 = T.alloc_buffer((16,), scope="local")
+    for i in range(16):
+        with T.block("B"):
+            vi = T.axis.spatial(16, i)
+            T.reads(A[vi])
+            T.writes(B_local[vi])
+            B_local[vi] = A[vi] * T.float32(2)
+    for ax0 in range(16):
+        with T.block("B_local"):
+            v0 = T.axis.spatial(16, ax0)
+            T.reads(B_local[v0])
+            T.writes(B_local_1[v0])
+            B_local_1[v0] = B_local[v0]
+    for ax0 in range(16):
+        with T.block("B_local"):
+            v0 = T.axis.spatial(16, ax0)
+            T.reads(B_local_1[v0])
+            T.writes(B[v0])
+            B[v0] = B_local_1[v0]
+
+
+def test_a_copy_block_is_named_after_its_buffer_even_when_the_name_is_taken():
+    sch = tir.Schedule(scale, debug_mask="all")
+    copy = sch.cache_write(sch.get_block("B"), 0, "local")
+    second = sch.cache_write(copy, 0, "local")
+    check(sch, scale_cache_written_twice)
+    assert [b.name for b in sch.mod["main"].body.block.alloc_buffers] == ["B_local", "B_local_1"]
+    assert sch.get(second).name_hint == "B_local"
+    verify_numeric(scale, sch.mod)
+    verify_trace_roundtrip(sch, scale)
+    # as TVM, the ambiguous name cannot be looked up; the returned handles still work
+    expect_error(sch, lambda: sch.get_block("B_local"), "get_block",
+                 "2 blocks are named 'B_local'")
+    sch.vectorize(sch.get_loops(second)[0])
