@@ -13,12 +13,66 @@ Example::
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from mlckit.ir.node import Node
 
 from .function import PrimFunc
 from .stmt import Block
+
+
+def node_rewriter(rewrite: Callable[[Node], Any] | None = None,
+                  copy: Callable[[Node], bool] | None = None) -> Callable[[Any], Any]:
+    """A function that rebuilds IR (nodes, lists, tuples, dicts) bottom-up, each node once.
+
+    ``rewrite(node)`` gives a node's replacement, or None to rebuild it from its rewritten
+    fields — a new node only where a field changed, or where ``copy(node)`` says so.  Op and
+    GlobalVar (global names) are kept.  One returned function shares its memo across calls,
+    so a variable used in several places becomes one new variable.
+
+    Example::
+
+        visit = node_rewriter(lambda x: FloatImm("float32", x.value)
+                              if isinstance(x, FloatImm) else None)
+        body = visit(func.body)
+    """
+    memo: dict[int, Any] = {}
+    keep: list = []  # the originals stay alive, so their ids are not reused meanwhile
+
+    def visit(x):
+        if isinstance(x, Node):
+            hit = memo.get(id(x))
+            if hit is not None:
+                return hit
+            if hasattr(x, "_structural_key"):  # Op, GlobalVar: global names, not definitions
+                return x
+            new = rewrite(x) if rewrite is not None else None
+            if new is None:
+                changes = {}
+                for name in type(x).field_names():
+                    old = getattr(x, name)
+                    got = visit(old)
+                    if got is not old:
+                        changes[name] = got
+                new = x.replace(**changes) if changes or (copy and copy(x)) else x
+            memo[id(x)] = new
+            keep.append(x)
+            return new
+        if isinstance(x, list):
+            new = [visit(y) for y in x]
+            return x if all(a is b for a, b in zip(new, x)) else new
+        if isinstance(x, tuple):
+            new = tuple(visit(y) for y in x)
+            return x if all(a is b for a, b in zip(new, x)) else new
+        if isinstance(x, dict):
+            items = [(visit(k), visit(v)) for k, v in x.items()]
+            if all(a is k and b is v for (a, b), (k, v) in zip(items, x.items())):
+                return x
+            return dict(items)
+        return x
+
+    return visit
 
 
 def renew_defs(func: PrimFunc) -> PrimFunc:
@@ -28,41 +82,5 @@ def renew_defs(func: PrimFunc) -> PrimFunc:
 
         copy = renew_defs(mod["dense"])
     """
-    memo: dict[int, Any] = {}
-    keep: list = []  # the originals stay alive, so their ids are not reused meanwhile
-
-    def go(x):
-        if isinstance(x, Node):
-            hit = memo.get(id(x))
-            if hit is not None:
-                return hit
-            if hasattr(x, "_structural_key"):  # Op, GlobalVar: global names, not definitions
-                return x
-            changes = {}
-            for name in type(x).field_names():
-                old = getattr(x, name)
-                new = go(old)
-                if new is not old:
-                    changes[name] = new
-            fresh = getattr(x, "_is_var", False) or isinstance(x, Block)
-            new = x.replace(**changes) if (changes or fresh) else x
-            memo[id(x)] = new
-            keep.append(x)
-            return new
-        if isinstance(x, list):
-            new = [go(y) for y in x]
-            return x if all(a is b for a, b in zip(new, x)) else new
-        if isinstance(x, tuple):
-            new = tuple(go(y) for y in x)
-            return x if all(a is b for a, b in zip(new, x)) else new
-        if isinstance(x, dict):
-            items = [(go(k), go(v)) for k, v in x.items()]
-            if all(a is k and b is v for (a, b), (k, v) in zip(items, x.items())):
-                return x
-            return dict(items)
-        return x
-
-    return go(func)
-
-
-__all__ = ["renew_defs"]
+    return node_rewriter(copy=lambda x: getattr(x, "_is_var", False) or isinstance(x, Block))(
+        func)

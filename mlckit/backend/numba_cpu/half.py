@@ -28,8 +28,6 @@ Example::
 
 from __future__ import annotations
 
-from typing import Any
-
 from mlckit.ir.node import Node
 from mlckit.ir.op import register_op
 from mlckit.tir import dtype as dt
@@ -37,6 +35,7 @@ from mlckit.tir.buffer import Buffer
 from mlckit.tir.expr import BufferLoad, Call, Cast, FloatImm, Var
 from mlckit.tir.function import PrimFunc
 from mlckit.tir.stmt import Allocate, BufferStore
+from mlckit.tir.stmt_functor import node_rewriter
 
 __all__ = ["FLOAT_TO_HALF", "HALF_TO_FLOAT", "legalize_half", "uses_half"]
 
@@ -79,9 +78,6 @@ def legalize_half(func: PrimFunc) -> PrimFunc:
     ``func`` itself when it has no float16."""
     if not uses_half(func):
         return func
-    memo: dict[int, Any] = {}
-    keep: list = []  # the originals stay alive, so their ids are not reused meanwhile
-
     def widen(value):
         """A float32 value rounded to float16 precision: a cast's result."""
         return Call(COMPUTE, HALF_TO_FLOAT, [Call(STORAGE, FLOAT_TO_HALF, [value])])
@@ -114,37 +110,6 @@ def legalize_half(func: PrimFunc) -> PrimFunc:
             return x.replace(dtype=COMPUTE, args=go(x.args))
         return None
 
-    def go(x):
-        if isinstance(x, Node):
-            hit = memo.get(id(x))
-            if hit is not None:
-                return hit
-            if hasattr(x, "_structural_key"):  # Op, GlobalVar: global names
-                return x
-            new = rewrite(x)
-            if new is None:
-                changes = {}
-                for name in type(x).field_names():
-                    old = getattr(x, name)
-                    got = go(old)
-                    if got is not old:
-                        changes[name] = got
-                new = x.replace(**changes) if changes else x
-            memo[id(x)] = new
-            keep.append(x)
-            return new
-        if isinstance(x, list):
-            new = [go(y) for y in x]
-            return x if all(a is b for a, b in zip(new, x)) else new
-        if isinstance(x, tuple):
-            new = tuple(go(y) for y in x)
-            return x if all(a is b for a, b in zip(new, x)) else new
-        if isinstance(x, dict):
-            items = [(go(k), go(v)) for k, v in x.items()]
-            if all(a is k and b is v for (a, b), (k, v) in zip(items, x.items())):
-                return x
-            return dict(items)
-        return x
-
+    go = node_rewriter(rewrite)
     return func.replace(params=go(func.params), buffer_map=go(func.buffer_map),
                         body=go(func.body))
