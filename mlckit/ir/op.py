@@ -32,6 +32,12 @@ class Op(Node):
 
     @staticmethod
     def get(name: str) -> Op:
+        """The registered operator of this name; an unknown name is a ``TVMError``.
+
+        >>> from mlckit import ir
+        >>> ir.Op.get("relax.add").name
+        'relax.add'
+        """
         try:
             return _OPS[name]
         except KeyError:

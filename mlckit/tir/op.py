@@ -141,10 +141,24 @@ def max_value(dtype: str) -> PrimExpr:
 
 
 def min(a, b) -> PrimExpr:  # noqa: A001 - TVM's name
+    """The smaller of two expressions (``T.min`` in TVMScript).
+
+    >>> from mlckit import tir
+    >>> x = tir.Var("x", "int32")
+    >>> tir.min(x, 4)
+    T.min(x, 4)
+    """
     return min_expr(a, b)
 
 
 def max(a, b) -> PrimExpr:  # noqa: A001 - TVM's name
+    """The larger of two expressions (``T.max`` in TVMScript).
+
+    >>> from mlckit import tir
+    >>> x = tir.Var("x", "float32")
+    >>> tir.max(x, tir.const(0, "float32"))
+    T.max(x, T.float32(0.0))
+    """
     return max_expr(a, b)
 
 

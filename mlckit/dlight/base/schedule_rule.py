@@ -26,7 +26,9 @@ class ScheduleRule:
 
     @staticmethod
     def from_callable(name: str):
-        """Make a rule instance of a function ``(func, target, tunable) -> Schedule | None``::
+        """Make a rule instance of a function.
+
+        The function is ``(func, target, tunable) -> Schedule | None``::
 
             @ScheduleRule.from_callable("MyTileAndBind")
             def my_rule(func, target, tunable): ...
