@@ -228,6 +228,7 @@ def write_pages(out: Path = API_DIR) -> None:
         lines = [f".. currentmodule:: {modname}", "", title, "=" * len(title), "", about, ""]
         if package != modname:
             lines += [f"In mlckit: ``{modname}``.", ""]
+        lines += ["Which TVM names mlckit has, and how far they go: :doc:`/docs/tvm_names`.", ""]
         seen_here = []
         for n in by_package[package]:
             home = first[id(n.obj)]
