@@ -20,6 +20,11 @@ from .conftest import REPO, _free_port
 pytestmark = pytest.mark.browser
 
 
+class _QuietHandler(http.server.SimpleHTTPRequestHandler):
+    def log_message(self, *args):  # no line per request in the test output
+        pass
+
+
 @pytest.fixture(scope="module")
 def book(tmp_path_factory, sync_playwright):
     """The built book, served: yields its base URL."""
@@ -28,9 +33,8 @@ def book(tmp_path_factory, sync_playwright):
         [sys.executable, "-m", "sphinx", "-b", "html", "-c", "docs", "-W", "--keep-going", "-q",
          "-j", "2", ".", str(out)], cwd=REPO, capture_output=True, text=True)
     assert build.returncode == 0, f"the book does not build:\n{build.stderr[-4000:]}"
-    handler = functools.partial(http.server.SimpleHTTPRequestHandler, directory=str(out))
+    handler = functools.partial(_QuietHandler, directory=str(out))
     server = http.server.ThreadingHTTPServer(("127.0.0.1", _free_port()), handler)
-    server.RequestHandlerClass.log_message = lambda *args: None
     thread = threading.Thread(target=server.serve_forever, daemon=True)
     thread.start()
     yield f"http://127.0.0.1:{server.server_address[1]}"
@@ -85,9 +89,9 @@ def test_the_site_search_finds_compute_at(page, book, artifacts):
     page.locator("input[name='q']").first.fill("compute_at")
     page.locator("input[name='q']").first.press("Enter")
     page.wait_for_url("**/search.html?q=compute_at*")
-    results = page.locator("#search-results ul.search li")
-    results.first.wait_for()
-    titles = results.all_inner_texts()
+    # the results are added one by one; the summary line appears when all are there
+    page.locator("#search-results .search-summary", has_text="Search finished").wait_for()
+    titles = page.locator("#search-results ul.search li").all_inner_texts()
     assert len(titles) >= 3
     assert any("Scheduling TensorIR" in t for t in titles), titles
     assert any("compute_at" in t for t in titles), titles
