@@ -3,6 +3,8 @@
 #   make lab    set everything up (first time) and start JupyterLab on notebooks/
 #   make test   set everything up (first time) and run every test (tests/ + notebooks)
 #   make lint   ruff over the package and the tests
+#   make docs   build the book (guide, rendered notebooks, API reference) into docs/_build/html
+#   make docs-serve   serve the built book on http://127.0.0.1:$(DOCS_PORT)/
 #   make clean  remove the virtual environment and caches
 #
 # The virtual environment lives in .venv/ and is rebuilt whenever pyproject.toml changes.
@@ -22,7 +24,7 @@ LAB_ARGS ?=
 LAB_FLAGS := $(if $(filter 0,$(shell id -u)),--allow-root) \
              $(if $(DISPLAY)$(WAYLAND_DISPLAY),,--no-browser)
 
-.PHONY: all venv .venv lab test lint sysdeps clean
+.PHONY: all venv .venv lab test lint sysdeps clean docs docs-serve
 
 all: test
 
@@ -66,6 +68,17 @@ test: $(STAMP) sysdeps
 lint: $(STAMP)
 	$(VENV)/bin/ruff check mlckit tests
 
+# The book: Sphinx over docs/ and notebooks/ (the notebooks' stored outputs, never re-run);
+# every warning is an error. The dev extra includes the docs extra.
+DOCS_PORT ?= 8000
+SPHINXOPTS ?= -W --keep-going -q -j 2
+docs: $(STAMP)
+	$(VPY) -m sphinx -b html -c docs $(SPHINXOPTS) . docs/_build/html
+	@echo "the book: docs/_build/html/index.html (make docs-serve to browse it)"
+
+docs-serve: docs
+	$(VPY) -m http.server $(DOCS_PORT) --bind 127.0.0.1 --directory docs/_build/html
+
 clean:
-	rm -rf $(VENV) build dist *.egg-info .pytest_cache .hypothesis .ruff_cache
+	rm -rf $(VENV) build dist docs/_build docs/api *.egg-info .pytest_cache .hypothesis .ruff_cache
 	find . -name __pycache__ -type d -prune -not -path './.git/*' -exec rm -rf {} +

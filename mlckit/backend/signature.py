@@ -33,7 +33,26 @@ from mlckit.tir.function import PrimFunc
 
 
 class ArgumentError(TVMError, TypeError, ValueError):
-    """A kernel was called with the wrong number, kind, shape or dtype of arguments."""
+    """A kernel was called with the wrong number, kind, shape or dtype of arguments.
+
+    >>> from mlckit.script import ir as I, tir as T
+    >>> @I.ir_module
+    ... class Mod:
+    ...     @T.prim_func
+    ...     def copy(a: T.Buffer((4,), "float32"), b: T.Buffer((4,), "float32")):
+    ...         for i in range(4):
+    ...             with T.block("B"):
+    ...                 vi = T.axis.spatial(4, i)
+    ...                 b[vi] = a[vi]
+    >>> import numpy as np
+    >>> import mlckit.lnumpy
+    >>> f = mlckit.lnumpy.LNumpyFunction(Mod["copy"])
+    >>> try:
+    ...     f(np.zeros(4, "float32"), np.zeros(3, "float32"))
+    ... except mlckit.lnumpy.ArgumentError as err:
+    ...     print(err)
+    copy(): argument 2 (b) has shape (3,), expected (4,): dimension 0 is 3, expected 4
+    """
 
 
 def _shape_text(shape) -> str:

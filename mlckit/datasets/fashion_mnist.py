@@ -34,12 +34,24 @@ _FILES = {"train": ("train-images-idx3-ubyte", "train-labels-idx1-ubyte"),
 
 
 class DatasetNotFoundError(TVMError, FileNotFoundError):
-    """The data files are not on this machine (the message says how to get them)."""
+    """The data files are not on this machine (the message says how to get them).
+
+    >>> from mlckit.datasets import DatasetNotFoundError
+    >>> issubclass(DatasetNotFoundError, FileNotFoundError)
+    True
+    """
 
 
 @dataclass
 class FashionMNIST:
-    """One split: ``images`` (N, 28, 28) float32 in [0, 1], ``labels`` (N,) int64."""
+    """One split: ``images`` (N, 28, 28) float32 in [0, 1], ``labels`` (N,) int64.
+
+    The test split, as the course's end-to-end chapter uses it::
+
+        from mlckit.datasets import fashion_mnist
+        test = fashion_mnist("test")
+        test.images.shape, test.labels[:3]      # (10000, 28, 28), array([9, 2, 1])
+    """
 
     images: np.ndarray
     labels: np.ndarray

@@ -61,7 +61,13 @@ class Array(metaclass=_TypeTest):
 
 
 class Map(metaclass=_TypeTest):
-    """A mapping: any dict (``Map({"a": 1})`` is the dict ``{"a": 1}``)."""
+    """A mapping: any dict (``Map({"a": 1})`` is the dict ``{"a": 1}``).
+
+    >>> import mlckit.ffi as tvm_ffi
+    >>> m = tvm_ffi.Map({"a": 1})
+    >>> m["a"], dict(m)
+    (1, {'a': 1})
+    """
 
     def __new__(cls, content=()):
         return dict(content)
@@ -73,7 +79,13 @@ class Map(metaclass=_TypeTest):
 
 class Function(metaclass=_TypeTest):
     """A function the runtime can call: any Python callable (registered functions, compiled
-    kernels, ``mod["main"]``).  ``Function(f)`` checks that ``f`` is callable and returns it."""
+    kernels, ``mod["main"]``).  ``Function(f)`` checks that ``f`` is callable and returns it.
+
+    >>> import mlckit.ffi as tvm_ffi
+    >>> f = tvm_ffi.Function(lambda x: x + 1)
+    >>> f(41)
+    42
+    """
 
     def __new__(cls, func):
         if not callable(func):

@@ -25,7 +25,15 @@ _REGISTRY: dict[str, Callable] = {}
 
 
 class GlobalFuncError(TVMKeyError):
-    """A registry error: a duplicate registration or a missing name."""
+    """A registry error: a duplicate registration or a missing name.
+
+    >>> import mlckit as tvm
+    >>> try:
+    ...     tvm.get_global_func("no.such.function")
+    ... except tvm.TVMError as err:
+    ...     print(type(err).__name__)
+    GlobalFuncError
+    """
 
 
 def register_func(func_name, f: Callable | None = None, override: bool = False):
@@ -88,12 +96,26 @@ def missing_message(name: str, where: str = "") -> str:
 
 
 def list_global_func_names() -> list[str]:
-    """The names of all registered functions, sorted."""
+    """The names of all registered functions, sorted.
+
+    >>> import mlckit.ffi as tvm_ffi
+    >>> _ = tvm_ffi.register_global_func("demo.hello", lambda: "hello", override=True)
+    >>> "demo.hello" in tvm_ffi.list_global_func_names()
+    True
+    """
     return sorted(_REGISTRY)
 
 
 def remove_global_func(name: str) -> None:
-    """Unregister ``name`` (an error if it is not registered)."""
+    """Unregister ``name`` (an error if it is not registered).
+
+    >>> import mlckit as tvm
+    >>> import mlckit.ffi as tvm_ffi
+    >>> _ = tvm.register_func("demo.twice", lambda x: 2 * x, override=True)
+    >>> tvm_ffi.remove_global_func("demo.twice")
+    >>> "demo.twice" in tvm_ffi.list_global_func_names()
+    False
+    """
     if name not in _REGISTRY:
         raise GlobalFuncError(missing_message(name))
     del _REGISTRY[name]

@@ -26,6 +26,12 @@ def structural_equal(lhs: Any, rhs: Any, map_free_vars: bool = False,
 
     ``skip_tensor_content`` is accepted for TVM's signature; mlckit compares constants by
     their values (no option skips them).
+
+    >>> import mlckit.ffi as tvm_ffi
+    >>> from mlckit import tir
+    >>> x, y = tir.Var("x", "int32"), tir.Var("y", "int32")
+    >>> tvm_ffi.structural_equal(x * 2, y * 2), tvm_ffi.structural_equal(x * 2, y * 2, map_free_vars=True)
+    (False, True)
     """
     del skip_tensor_content
     return bool(get_global_func("ffi.StructuralEqual")(lhs, rhs, map_free_vars))
@@ -33,6 +39,13 @@ def structural_equal(lhs: Any, rhs: Any, map_free_vars: bool = False,
 
 def structural_hash(value: Any, map_free_vars: bool = False,
                     skip_tensor_content: bool = False) -> int:
-    """A hash consistent with :func:`structural_equal`: equal values hash equal."""
+    """A hash consistent with :func:`structural_equal`: equal values hash equal.
+
+    >>> import mlckit.ffi as tvm_ffi
+    >>> from mlckit import tir
+    >>> x = tir.Var("x", "int32")
+    >>> tvm_ffi.structural_hash(x * 2) == tvm_ffi.structural_hash(x * 2)
+    True
+    """
     del skip_tensor_content
     return int(get_global_func("ffi.StructuralHash")(value, map_free_vars))

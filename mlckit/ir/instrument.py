@@ -28,7 +28,26 @@ __all__ = ["PassInstrument", "PassPrintingInstrument", "PassTimingInstrument", "
 
 
 class PassInstrument:
-    """Base class of instruments; override the hooks you need."""
+    """Base class of instruments; override the hooks you need.
+
+    >>> from mlckit.script import ir as I, tir as T
+    >>> @I.ir_module
+    ... class Mod:
+    ...     @T.prim_func
+    ...     def copy(a: T.Buffer((4,), "float32"), b: T.Buffer((4,), "float32")):
+    ...         for i in range(4):
+    ...             b[i] = a[i]
+    >>> import mlckit as tvm
+    >>> class Names(tvm.instrument.PassInstrument):
+    ...     def run_before_pass(self, mod, info):
+    ...         print("before", info.name)
+    >>> @tvm.transform.module_pass(opt_level=0, name="Nothing")
+    ... def nothing(mod, ctx):
+    ...     return mod
+    >>> with tvm.transform.PassContext(instruments=[Names()]):
+    ...     _ = nothing(Mod)
+    before Nothing
+    """
 
     def enter_pass_ctx(self) -> None:
         """Called when the PassContext holding this instrument is entered."""
@@ -70,7 +89,25 @@ def pass_instrument(pi_cls=None):
 
 
 class PassTimingInstrument(PassInstrument):
-    """Time every pass; ``render()`` returns a table (name, milliseconds)."""
+    """Time every pass; ``render()`` returns a table (name, milliseconds).
+
+    >>> from mlckit.script import ir as I, tir as T
+    >>> @I.ir_module
+    ... class Mod:
+    ...     @T.prim_func
+    ...     def copy(a: T.Buffer((4,), "float32"), b: T.Buffer((4,), "float32")):
+    ...         for i in range(4):
+    ...             b[i] = a[i]
+    >>> import mlckit as tvm
+    >>> timing = tvm.instrument.PassTimingInstrument()
+    >>> @tvm.transform.module_pass(opt_level=0, name="Nothing")
+    ... def nothing(mod, ctx):
+    ...     return mod
+    >>> with tvm.transform.PassContext(instruments=[timing]):
+    ...     _ = nothing(Mod)
+    >>> "Nothing" in timing.render()
+    True
+    """
 
     def __init__(self):
         self.timings: list[tuple[str, float]] = []
@@ -92,7 +129,14 @@ class PassTimingInstrument(PassInstrument):
 
 
 class PassPrintingInstrument(PassInstrument):
-    """Print the module before / after the named passes."""
+    """Print the module before / after the named passes.
+
+    Print around two passes only::
+
+        with tvm.transform.PassContext(instruments=[tvm.instrument.PassPrintingInstrument(
+                print_before_pass_names=["FuseOps"], print_after_pass_names=["FuseTIR"])]):
+            mod = relax.get_pipeline("zero")(mod)
+    """
 
     def __init__(self, print_before_pass_names=(), print_after_pass_names=()):
         self.print_before_pass_names = list(print_before_pass_names)
@@ -110,7 +154,13 @@ class PassPrintingInstrument(PassInstrument):
 
 
 class PrintAfterAll(PassInstrument):
-    """Print the module after every pass."""
+    """Print the module after every pass.
+
+    Print the module after each pass of a pipeline::
+
+        with tvm.transform.PassContext(instruments=[tvm.instrument.PrintAfterAll()]):
+            mod = relax.get_pipeline("zero")(mod)
+    """
 
     def run_after_pass(self, mod, info) -> None:
         print(f"After Running Pass: {info.name}")
@@ -118,7 +168,13 @@ class PrintAfterAll(PassInstrument):
 
 
 class PrintBeforeAll(PassInstrument):
-    """Print the module before every pass."""
+    """Print the module before every pass.
+
+    Print the module before each pass of a pipeline::
+
+        with tvm.transform.PassContext(instruments=[tvm.instrument.PrintBeforeAll()]):
+            mod = relax.get_pipeline("zero")(mod)
+    """
 
     def run_before_pass(self, mod, info) -> None:
         print(f"Before Running Pass: {info.name}")

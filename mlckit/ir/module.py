@@ -12,7 +12,19 @@ from .node import Node, node
 
 @node
 class GlobalVar(Node):
-    """The name of a function in an IRModule (``mod.get_global_var("main")``)."""
+    """The name of a function in an IRModule (``mod.get_global_var("main")``).
+
+    >>> from mlckit.script import ir as I, tir as T
+    >>> @I.ir_module
+    ... class Mod:
+    ...     @T.prim_func
+    ...     def copy(a: T.Buffer((4,), "float32"), b: T.Buffer((4,), "float32")):
+    ...         for i in range(4):
+    ...             b[i] = a[i]
+    >>> gv = Mod.get_global_var("copy")
+    >>> gv, gv.name_hint
+    (I.GlobalVar("copy"), 'copy')
+    """
 
     name_hint: str
 

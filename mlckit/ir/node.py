@@ -27,7 +27,13 @@ from typing import Any, ClassVar
 
 @dataclass(frozen=True)
 class Span:
-    """A source location: file, 1-based line and column, and the source text of the line."""
+    """A source location: file, 1-based line and column, and the source text of the line.
+
+    >>> from mlckit import ir
+    >>> span = ir.Span("model.py", 3, 5, "    y = R.ad(x, x)")
+    >>> span.line, span.column
+    (3, 5)
+    """
 
     source_name: str = "<unknown>"
     line: int = 0
@@ -40,7 +46,14 @@ class Span:
 
 
 def node(cls=None, **kwargs):
-    """Class decorator turning a ``Node`` subclass into a declarative IR node."""
+    """Class decorator turning a ``Node`` subclass into a declarative IR node.
+
+    A node is a frozen dataclass whose fields are its structure::
+
+        @node
+        class Evaluate(Stmt):
+            value: PrimExpr
+    """
 
     def wrap(c):
         return dataclass(eq=False, repr=False, **kwargs)(c)
@@ -50,7 +63,12 @@ def node(cls=None, **kwargs):
 
 @dataclass(eq=False, repr=False)
 class Node:
-    """Base of every IR object."""
+    """Base of every IR object.
+
+    >>> from mlckit import ir, tir
+    >>> isinstance(tir.Var("x", "int32"), ir.Node), isinstance(ir.GlobalVar("main"), ir.Node)
+    (True, True)
+    """
 
     span: Span | None = field(default=None, kw_only=True)
 

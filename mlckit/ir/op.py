@@ -18,7 +18,13 @@ from .node import Node, node
 
 @node
 class Op(Node):
-    """A primitive operator, interned by name."""
+    """A primitive operator, interned by name.
+
+    >>> from mlckit import ir
+    >>> add = ir.Op.get("relax.add")
+    >>> add, add is ir.Op.get("relax.add")
+    (I.Op("relax.add"), True)
+    """
 
     name: str
     attrs: dict[str, Any] = None  # type: ignore[assignment]
@@ -32,6 +38,12 @@ class Op(Node):
 
     @staticmethod
     def get(name: str) -> Op:
+        """The registered operator of this name; an unknown name is a ``TVMError``.
+
+        >>> from mlckit import ir
+        >>> ir.Op.get("relax.add").name
+        'relax.add'
+        """
         try:
             return _OPS[name]
         except KeyError:
@@ -53,7 +65,13 @@ _OPS: dict[str, Op] = {}
 
 
 def register_op(name: str, **attrs) -> Op:
-    """Register (or fetch) the op ``name`` and set ``attrs`` on it."""
+    """Register (or fetch) the op ``name`` and set ``attrs`` on it.
+
+    >>> from mlckit import ir
+    >>> op = ir.register_op("my.op", num_inputs=1)
+    >>> ir.Op.get("my.op") is op
+    True
+    """
     op = _OPS.get(name)
     if op is None:
         op = _OPS[name] = Op(name, {})

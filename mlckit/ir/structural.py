@@ -155,7 +155,16 @@ def _key_name(key) -> str | None:
 
 
 def structural_equal(lhs: Any, rhs: Any, map_free_vars: bool = False) -> bool:
-    """True when ``lhs`` and ``rhs`` are structurally equal (see module doc)."""
+    """True when ``lhs`` and ``rhs`` are structurally equal (see module doc).
+
+    >>> import mlckit as tvm
+    >>> from mlckit import tir
+    >>> x, y = tir.Var("x", "int32"), tir.Var("y", "int32")
+    >>> tvm.ir.structural_equal(x + 1, x + 1), tvm.ir.structural_equal(x + 1, y + 1)
+    (True, False)
+    >>> tvm.ir.structural_equal(x + 1, y + 1, map_free_vars=True)
+    True
+    """
     try:
         _Equal(map_free_vars).eq("<root>", lhs, rhs)
     except _Mismatch:
@@ -164,7 +173,19 @@ def structural_equal(lhs: Any, rhs: Any, map_free_vars: bool = False) -> bool:
 
 
 def assert_structural_equal(lhs: Any, rhs: Any, map_free_vars: bool = False) -> None:
-    """Raise ``ValueError`` naming the path of the first difference between lhs and rhs."""
+    """Raise ``ValueError`` naming the path of the first difference between lhs and rhs.
+
+    >>> import mlckit as tvm
+    >>> from mlckit import tir
+    >>> x = tir.Var("x", "int32")
+    >>> try:
+    ...     tvm.ir.assert_structural_equal(x + 1, x + 2)
+    ... except ValueError as err:
+    ...     print(err)
+    StructuralEqual check failed at <root>.b.value: values differ
+      lhs: 1
+      rhs: 2
+    """
     try:
         _Equal(map_free_vars).eq("<root>", lhs, rhs)
     except _Mismatch as m:
@@ -211,7 +232,14 @@ class _Hash:
 
 
 def structural_hash(obj: Any, map_free_vars: bool = False) -> int:
-    """A hash consistent with ``structural_equal``: equal objects hash equal."""
+    """A hash consistent with ``structural_equal``: equal objects hash equal.
+
+    >>> import mlckit as tvm
+    >>> from mlckit import tir
+    >>> x = tir.Var("x", "int32")
+    >>> tvm.ir.structural_hash(x * 2) == tvm.ir.structural_hash(x * 2)
+    True
+    """
     return _Hash(map_free_vars).h(obj)
 
 

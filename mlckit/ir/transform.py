@@ -161,6 +161,22 @@ class Pass:
     """Base of passes: ``pass_(mod)`` returns a new module; ``pass_.info`` is its PassInfo.
 
     Subclasses implement ``transform_module(mod, ctx)``.
+
+    >>> from mlckit.script import ir as I, tir as T
+    >>> @I.ir_module
+    ... class Mod:
+    ...     @T.prim_func
+    ...     def copy(a: T.Buffer((4,), "float32"), b: T.Buffer((4,), "float32")):
+    ...         for i in range(4):
+    ...             b[i] = a[i]
+    >>> import mlckit as tvm
+    >>> @tvm.transform.module_pass(opt_level=0, name="Nothing")
+    ... def nothing(mod, ctx):
+    ...     return mod
+    >>> isinstance(nothing, tvm.transform.Pass), nothing.info.name
+    (True, 'Nothing')
+    >>> nothing(Mod) is Mod
+    True
     """
 
     info: PassInfo
@@ -351,7 +367,23 @@ def function_pass(pass_func=None, opt_level: int | None = None, name: str | None
 
 
 def PrintIR(header: str = "", show_meta_data: bool = False) -> Pass:  # noqa: N802 - TVM's name
-    """A pass that prints the module (TVMScript) and returns it unchanged."""
+    """A pass that prints the module (TVMScript) and returns it unchanged.
+
+    >>> from mlckit.script import ir as I, tir as T
+    >>> @I.ir_module
+    ... class Mod:
+    ...     @T.prim_func
+    ...     def copy(a: T.Buffer((4,), "float32"), b: T.Buffer((4,), "float32")):
+    ...         for i in range(4):
+    ...             b[i] = a[i]
+    >>> import mlckit as tvm
+    >>> out = tvm.transform.PrintIR()(Mod)
+    PrintIR():
+    # from tvm.script import ir as I
+    ...
+    >>> out is Mod
+    True
+    """
 
     def _print(mod, ctx):
         print(f"PrintIR({header}):\n{mod.script()}")

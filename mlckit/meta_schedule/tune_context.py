@@ -14,7 +14,23 @@ from .utils import as_target, normalize_mod
 
 class TuneContext:
     """A tuning task (TVM's ``TuneContext``): it initializes its space generator and search
-    strategy with itself, so they learn the target."""
+    strategy with itself, so they learn the target.
+
+    >>> from mlckit.script import ir as I, tir as T
+    >>> @I.ir_module
+    ... class Mod:
+    ...     @T.prim_func
+    ...     def copy(a: T.Buffer((4,), "float32"), b: T.Buffer((4,), "float32")):
+    ...         for i in range(4):
+    ...             with T.block("B"):
+    ...                 vi = T.axis.spatial(4, i)
+    ...                 b[vi] = a[vi]
+    >>> import mlckit as tvm
+    >>> from mlckit import meta_schedule as ms
+    >>> ctx = ms.TuneContext(mod=Mod, target=tvm.target.Target("llvm"), task_name="copy")
+    >>> ctx.task_name, ctx.target.kind.name
+    ('copy', 'llvm')
+    """
 
     def __init__(self, mod=None, target=None, space_generator=None, search_strategy=None,
                  task_name: str = "main", rand_state: int = -1, num_threads="physical"):

@@ -30,7 +30,12 @@ __all__ = ["PassStep", "PassStepper", "RecordPasses", "Refusal", "ScheduleExplor
 
 
 def load_ipython_extension(ipython) -> None:
-    """``%load_ext mlckit.notebook``: register the ``%%relax`` and ``%%tir`` cell magics."""
+    """``%load_ext mlckit.notebook``: register the ``%%relax`` and ``%%tir`` cell magics.
+
+    In a notebook cell::
+
+        %load_ext mlckit.notebook
+    """
     from .magics import load_ipython_extension as load
 
     load(ipython)

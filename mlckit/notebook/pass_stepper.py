@@ -36,7 +36,23 @@ __all__ = ["PassStep", "PassStepper", "RecordPasses"]
 class PassStep:
     """One pass as it ran: ``name``, ``before`` / ``after`` (TVMScript of the module),
     ``changed`` (the text differs), ``seconds`` (time the pass took), and the modules
-    themselves (``module_before`` / ``module_after``)."""
+    themselves (``module_before`` / ``module_after``).
+
+    >>> from mlckit import relax
+    >>> from mlckit.notebook import PassStepper
+    >>> from mlckit.script import ir as I, relax as R
+    >>> @I.ir_module
+    ... class MLP:
+    ...     @R.function
+    ...     def main(x: R.Tensor((1, 4), "float32"), w: R.Tensor((4, 3), "float32")):
+    ...         with R.dataflow():
+    ...             y = R.nn.relu(R.matmul(x, w))
+    ...             R.output(y)
+    ...         return y
+    >>> step = PassStepper(MLP, relax.get_pipeline("zero")).steps[0]
+    >>> step.name, step.changed, "R.call_tir" in step.after
+    ('LegalizeOps', True, True)
+    """
 
     index: int
     name: str

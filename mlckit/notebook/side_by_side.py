@@ -66,6 +66,24 @@ class SideBySide:
     ``tvmscript`` / ``lnumpy``: the two texts; ``rows``: the aligned :class:`Row` s;
     ``left_ids[n]`` / ``right_ids[n]``: the statement numbers of each line (lines sharing
     one are linked); ``linked_lines(n)``: the lnumpy lines linked to TVMScript line ``n``.
+
+    >>> from mlckit.script import ir as I, tir as T
+    >>> @I.ir_module
+    ... class Mod:
+    ...     @T.prim_func
+    ...     def copy(a: T.Buffer((4,), "float32"), b: T.Buffer((4,), "float32")):
+    ...         for i in range(4):
+    ...             with T.block("B"):
+    ...                 vi = T.axis.spatial(4, i)
+    ...                 b[vi] = a[vi]
+    >>> from mlckit.notebook import SideBySide
+    >>> print(SideBySide(Mod["copy"]).lnumpy)
+    def copy(a, b):
+        for i in range(4):
+            # block "B"
+            vi = i
+            b[vi] = a[vi]
+    <BLANKLINE>
     """
 
     def __init__(self, func: PrimFunc):

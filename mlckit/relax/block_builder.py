@@ -86,6 +86,19 @@ class BlockBuilder(Normalizer):
 
     ``BlockBuilder(mod)`` starts from a copy of ``mod`` (the module passed in is never
     changed); ``get()`` returns the module built so far.
+
+    >>> from mlckit import relax
+    >>> from mlckit.relax import analysis
+    >>> from mlckit.script import relax as R
+    >>> x = relax.Var("x", relax.TensorStructInfo([2, 4], "float32"))
+    >>> bb = relax.BlockBuilder()
+    >>> with bb.function("main", [x]):
+    ...     with bb.dataflow():
+    ...         y = bb.emit(R.add(x, x))
+    ...         out = bb.emit_output(R.nn.relu(y))
+    ...     _ = bb.emit_func_output(out)
+    >>> bb.get()["main"].ret_struct_info
+    R.Tensor((2, 4), dtype="float32")
     """
 
     _stack: ClassVar[list[BlockBuilder]] = []

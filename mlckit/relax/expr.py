@@ -27,7 +27,12 @@ from .struct_info import StructInfo, _as_dim
 
 @node
 class Expr(Node):
-    """Base of Relax expressions."""
+    """Base of Relax expressions.
+
+    >>> from mlckit import relax
+    >>> issubclass(relax.Var, relax.Expr), issubclass(relax.Call, relax.Expr)
+    (True, True)
+    """
 
     struct_info_ = None  # a cache, set per instance (not a field: derived from the fields)
 
@@ -229,14 +234,34 @@ class Var(Expr):
 
 @node
 class DataflowVar(Var):
-    """A variable local to a dataflow block (not visible after it, unless output)."""
+    """A variable local to a dataflow block (not visible after it, unless output).
+
+    >>> from mlckit import relax
+    >>> from mlckit.script import relax as R
+    >>> x = relax.Var("x", relax.TensorStructInfo([2, 3], "float32"))
+    >>> bb = relax.BlockBuilder()
+    >>> with bb.function("main", [x]):
+    ...     with bb.dataflow():
+    ...         lv = bb.emit(R.add(x, x))
+    ...         gv = bb.emit_output(R.multiply(lv, x))
+    ...     _ = bb.emit_func_output(gv)
+    >>> type(lv).__name__, type(gv).__name__
+    ('DataflowVar', 'Var')
+    """
 
     __hash__ = object.__hash__
 
 
 @node
 class Constant(Expr):
-    """A constant tensor (weights bound by BindParams, ``R.const``)."""
+    """A constant tensor (weights bound by BindParams, ``R.const``).
+
+    >>> import numpy as np
+    >>> from mlckit import relax
+    >>> c = relax.const(np.ones(2, "float32"))
+    >>> c, c.struct_info
+    (R.const([1.0, 1.0], "float32"), R.Tensor((2,), dtype="float32"))
+    """
 
     data: np.ndarray
 
@@ -295,7 +320,13 @@ def const(value: Any, dtype: str | None = None) -> Constant:
 
 @node
 class PrimValue(Expr):
-    """A scalar TIR expression as a Relax value (``R.prim_value(n)``)."""
+    """A scalar TIR expression as a Relax value (``R.prim_value(n)``).
+
+    >>> from mlckit import relax
+    >>> v = relax.PrimValue(3)
+    >>> v, v.struct_info
+    (R.prim_value(3), R.Prim(value=3))
+    """
 
     value: PrimExpr
 
@@ -307,17 +338,35 @@ class PrimValue(Expr):
 
 @node
 class StringImm(Expr):
+    """A string as a Relax value (``R.str``), e.g. an argument of ``R.call_packed``.
+
+    >>> from mlckit import relax
+    >>> relax.StringImm("hi")
+    R.str("hi")
+    """
     value: str
 
 
 @node
 class DataTypeImm(Expr):
+    """A dtype as a Relax value (``R.dtype``), e.g. the target type of a cast.
+
+    >>> from mlckit import relax
+    >>> relax.DataTypeImm("float32")
+    R.dtype("float32")
+    """
     value: str
 
 
 @node
 class ShapeExpr(Expr):
-    """A shape value ``R.shape([n, 128])``: int64 PrimExprs."""
+    """A shape value ``R.shape([n, 128])``: int64 PrimExprs.
+
+    >>> from mlckit import relax
+    >>> s = relax.ShapeExpr([2, 3])
+    >>> s, s.struct_info
+    (R.shape([2, 3]), R.Shape([2, 3]))
+    """
 
     values: list
 
@@ -336,6 +385,15 @@ class ShapeExpr(Expr):
 
 @node
 class Tuple(Expr):
+    """A tuple of Relax values ``(a, b)``; its struct info is the tuple of theirs.
+
+    >>> from mlckit import relax
+    >>> from mlckit.script import relax as R
+    >>> x = relax.Var("x", relax.TensorStructInfo([2, 3], "float32"))
+    >>> t = relax.Tuple([x, x])
+    >>> t.struct_info
+    R.Tuple(R.Tensor((2, 3), dtype="float32"), R.Tensor((2, 3), dtype="float32"))
+    """
     fields: list
 
     def __post_init__(self):
@@ -353,6 +411,15 @@ class Tuple(Expr):
 
 @node
 class TupleGetItem(Expr):
+    """``tuple_value[index]``: one field of a tuple.
+
+    >>> from mlckit import relax
+    >>> from mlckit.script import relax as R
+    >>> x = relax.Var("x", relax.TensorStructInfo([2, 3], "float32"))
+    >>> item = relax.TupleGetItem(relax.Tuple([x, R.shape([4])]), 1)
+    >>> item, item.struct_info
+    ((x, R.shape([4]))[1], R.Shape([4]))
+    """
     tuple_value: Expr
     index: int
 
@@ -361,7 +428,15 @@ class TupleGetItem(Expr):
 class Call(Expr):
     """``op(*args)``: op is an Op, a GlobalVar, an ExternFunc or a Var holding a function.
 
-    ``sinfo_args`` carry struct infos the op needs (``out_sinfo`` of ``call_tir``)."""
+    ``sinfo_args`` carry struct infos the op needs (``out_sinfo`` of ``call_tir``).
+
+    >>> from mlckit import relax
+    >>> from mlckit.script import relax as R
+    >>> x = relax.Var("x", relax.TensorStructInfo([2, 3], "float32"))
+    >>> call = R.add(x, x)
+    >>> type(call).__name__, call.op, call.struct_info
+    ('Call', I.Op("relax.add"), R.Tensor((2, 3), dtype="float32"))
+    """
 
     op: Any
     args: list
@@ -375,6 +450,14 @@ class Call(Expr):
 
 @node
 class If(Expr):
+    """``if cond: true_branch else false_branch``: both branches are SeqExprs once normalized.
+
+    >>> from mlckit import relax
+    >>> cond = relax.Var("c", relax.TensorStructInfo([], "bool"))
+    >>> branch = relax.If(cond, relax.PrimValue(1), relax.PrimValue(0))
+    >>> branch.true_branch
+    R.prim_value(1)
+    """
     cond: Expr
     true_branch: Expr
     false_branch: Expr
@@ -382,7 +465,12 @@ class If(Expr):
 
 @node
 class ExternFunc(Expr):
-    """A function found by name in the global function registry at run time."""
+    """A function found by name in the global function registry at run time.
+
+    >>> from mlckit import relax
+    >>> relax.ExternFunc("env.linear")
+    R.ExternFunc("env.linear")
+    """
 
     global_symbol: str
 
@@ -390,12 +478,26 @@ class ExternFunc(Expr):
 # -- bindings and blocks -------------------------------------------------------------------
 @node
 class Binding(Node):
-    """Base of bindings."""
+    """Base of bindings.
+
+    >>> from mlckit import relax
+    >>> issubclass(relax.VarBinding, relax.Binding), issubclass(relax.MatchCast, relax.Binding)
+    (True, True)
+    """
 
 
 @node
 class VarBinding(Binding):
-    """``var = value``."""
+    """``var = value``.
+
+    >>> from mlckit import relax
+    >>> from mlckit.script import relax as R
+    >>> x = relax.Var("x", relax.TensorStructInfo([2, 3], "float32"))
+    >>> y = relax.Var("y", x.struct_info)
+    >>> binding = relax.VarBinding(y, R.add(x, x))
+    >>> binding.var.name_hint, binding.value
+    ('y', R.add(x, x))
+    """
 
     var: Var
     value: Expr
@@ -407,7 +509,16 @@ class VarBinding(Binding):
 @node
 class MatchCast(Binding):
     """``var = R.match_cast(value, struct_info)``: checks value at run time, binds new
-    symbolic variables that appear first in ``struct_info``."""
+    symbolic variables that appear first in ``struct_info``.
+
+    >>> from mlckit import relax, tir
+    >>> x = relax.Var("x", relax.TensorStructInfo(ndim=2, dtype="float32"))
+    >>> n = tir.Var("n", "int64")
+    >>> y = relax.Var("y", relax.TensorStructInfo([n, 4], "float32"))
+    >>> cast = relax.MatchCast(y, x, relax.TensorStructInfo([n, 4], "float32"))
+    >>> cast.struct_info
+    R.Tensor((n, 4), dtype="float32")
+    """
 
     var: Var
     value: Expr
@@ -419,6 +530,16 @@ class MatchCast(Binding):
 
 @node
 class BindingBlock(Node):
+    """A sequence of bindings that may have side effects (outside ``R.dataflow()``).
+
+    >>> from mlckit import relax
+    >>> from mlckit.script import relax as R
+    >>> x = relax.Var("x", relax.TensorStructInfo([2, 3], "float32"))
+    >>> y = relax.Var("y", x.struct_info)
+    >>> block = relax.BindingBlock([relax.VarBinding(y, R.add(x, x))])
+    >>> [b.var.name_hint for b in block.bindings]
+    ['y']
+    """
     bindings: list
 
     def __post_init__(self):
@@ -427,12 +548,36 @@ class BindingBlock(Node):
 
 @node
 class DataflowBlock(BindingBlock):
-    """A side-effect-free block (``with R.dataflow():``)."""
+    """A side-effect-free block (``with R.dataflow():``).
+
+    >>> from mlckit import relax
+    >>> from mlckit.script import relax as R
+    >>> x = relax.Var("x", relax.TensorStructInfo([2, 3], "float32"))
+    >>> bb = relax.BlockBuilder()
+    >>> with bb.function("main", [x]):
+    ...     with bb.dataflow():
+    ...         y = bb.emit_output(R.add(x, x))
+    ...     _ = bb.emit_func_output(y)
+    >>> type(bb.get()["main"].body.blocks[0]).__name__
+    'DataflowBlock'
+    """
 
 
 @node
 class SeqExpr(Expr):
-    """Binding blocks followed by a result expression."""
+    """Binding blocks followed by a result expression.
+
+    >>> from mlckit import relax
+    >>> from mlckit.script import relax as R
+    >>> x = relax.Var("x", relax.TensorStructInfo([2, 3], "float32"))
+    >>> bb = relax.BlockBuilder()
+    >>> with bb.function("main", [x]):
+    ...     y = bb.emit(R.add(x, x))
+    ...     _ = bb.emit_func_output(y)
+    >>> body = bb.get()["main"].body
+    >>> type(body).__name__, len(body.blocks), body.body.name_hint
+    ('SeqExpr', 1, 'gv')
+    """
 
     blocks: list
     body: Expr
@@ -444,7 +589,15 @@ class SeqExpr(Expr):
 @node
 class Function(Expr):
     """A Relax function (``@R.function``).  ``spelling`` records the TVMScript it was written
-    in, for printing only (``"tirx"``: with TVM >= 0.24's ``out_ty=``; see ``PrimFunc``)."""
+    in, for printing only (``"tirx"``: with TVM >= 0.24's ``out_ty=``; see ``PrimFunc``).
+
+    >>> from mlckit.script import relax as R
+    >>> @R.function
+    ... def double(x: R.Tensor((2,), "float32")):
+    ...     return R.add(x, x)
+    >>> [p.name_hint for p in double.params], double.ret_struct_info
+    (['x'], R.Tensor((2,), dtype="float32"))
+    """
 
     params: list
     body: Expr

@@ -18,17 +18,32 @@ from mlckit.tir.expr import IntImm, PrimExpr, StringImm, convert
 
 @node
 class StructInfo(Node):
-    """Base of struct infos."""
+    """Base of struct infos.
+
+    >>> from mlckit import relax
+    >>> isinstance(relax.TensorStructInfo([2], "float32"), relax.StructInfo)
+    True
+    """
 
 
 @node
 class ObjectStructInfo(StructInfo):
-    """Any value (``R.Object``)."""
+    """Any value (``R.Object``).
+
+    >>> from mlckit import relax
+    >>> relax.ObjectStructInfo()
+    R.Object
+    """
 
 
 @node
 class PrimStructInfo(StructInfo):
-    """A scalar of ``dtype``, possibly with a known ``value`` (``R.Prim("int64")``)."""
+    """A scalar of ``dtype``, possibly with a known ``value`` (``R.Prim("int64")``).
+
+    >>> from mlckit import relax
+    >>> relax.PrimStructInfo("int64")
+    R.Prim("int64")
+    """
 
     dtype: str = "int64"
     value: PrimExpr | None = None
@@ -39,7 +54,12 @@ class PrimStructInfo(StructInfo):
 
 @node
 class ShapeStructInfo(StructInfo):
-    """A shape value: known ``values`` (PrimExprs) or only its ``ndim`` (-1: unknown)."""
+    """A shape value: known ``values`` (PrimExprs) or only its ``ndim`` (-1: unknown).
+
+    >>> from mlckit import relax
+    >>> relax.ShapeStructInfo([2, 3]), relax.ShapeStructInfo(ndim=2)
+    (R.Shape([2, 3]), R.Shape(ndim=2))
+    """
 
     values: list | None = None
     ndim: int = -1
@@ -55,6 +75,11 @@ class TensorStructInfo(StructInfo):
     """A tensor: ``shape`` (a ShapeExpr, a shape Var, or None), ``dtype`` and ``ndim``.
 
     ``TensorStructInfo([1, 784], "float32")`` accepts a list of dims for the shape.
+
+    >>> from mlckit import relax
+    >>> sinfo = relax.TensorStructInfo([1, 784], "float32")
+    >>> sinfo, sinfo.ndim, sinfo.dtype
+    (R.Tensor((1, 784), dtype="float32"), 2, 'float32')
     """
 
     shape: Any = None
@@ -91,6 +116,12 @@ class TensorStructInfo(StructInfo):
 
 @node
 class TupleStructInfo(StructInfo):
+    """The struct info of a tuple: one struct info per field.
+
+    >>> from mlckit import relax
+    >>> relax.TupleStructInfo([relax.TensorStructInfo([2], "float32"), relax.PrimStructInfo("int64")])
+    R.Tuple(R.Tensor((2,), dtype="float32"), R.Prim("int64"))
+    """
     fields: list
 
     def __post_init__(self):
@@ -99,7 +130,13 @@ class TupleStructInfo(StructInfo):
 
 @node
 class FuncStructInfo(StructInfo):
-    """A function's signature: ``params`` struct infos (None: opaque) and ``ret``."""
+    """A function's signature: ``params`` struct infos (None: opaque) and ``ret``.
+
+    >>> from mlckit import relax
+    >>> t = relax.TensorStructInfo([2], "float32")
+    >>> relax.FuncStructInfo([t], t).ret
+    R.Tensor((2,), dtype="float32")
+    """
 
     params: list | None
     ret: StructInfo

@@ -23,7 +23,13 @@ _NAMES = {1: "cpu", 2: "cuda", 3: "cuda_host"}
 
 @dataclass(frozen=True)
 class Device:
-    """A device: ``device_type`` (DLPack code: 1 cpu, 2 cuda) and ``device_id``."""
+    """A device: ``device_type`` (DLPack code: 1 cpu, 2 cuda) and ``device_id``.
+
+    >>> import mlckit as tvm
+    >>> dev = tvm.cpu()
+    >>> dev, dev.device_type, dev.device_id, dev.exist
+    (cpu(0), 1, 0, True)
+    """
 
     device_type: int = 1
     device_id: int = 0
@@ -66,7 +72,12 @@ class Device:
 
 
 def device(dev_type, dev_id: int = 0) -> Device:
-    """A Device from a name (``"cpu"``, ``"cuda"``, ``"llvm"``), a DLPack code or a Device."""
+    """A Device from a name (``"cpu"``, ``"cuda"``, ``"llvm"``), a DLPack code or a Device.
+
+    >>> import mlckit as tvm
+    >>> tvm.device("llvm"), tvm.device("cuda", 1), tvm.device(1)
+    (cpu(0), cuda(1), cpu(0))
+    """
     if isinstance(dev_type, Device):
         return dev_type
     if isinstance(dev_type, str):
@@ -78,12 +89,22 @@ def device(dev_type, dev_id: int = 0) -> Device:
 
 
 def cpu(dev_id: int = 0) -> Device:
-    """The CPU (``mlckit.cpu()``)."""
+    """The CPU (``mlckit.cpu()``).
+
+    >>> import mlckit as tvm
+    >>> tvm.cpu()
+    cpu(0)
+    """
     return Device(1, dev_id)
 
 
 def cuda(dev_id: int = 0) -> Device:
-    """CUDA GPU ``dev_id`` (``mlckit.cuda()``)."""
+    """CUDA GPU ``dev_id`` (``mlckit.cuda()``); ``.exist`` says whether there is one.
+
+    >>> import mlckit as tvm
+    >>> tvm.cuda(0)
+    cuda(0)
+    """
     return Device(2, dev_id)
 
 

@@ -23,7 +23,13 @@ __all__ = ["BenchmarkResult", "Executable", "Module", "time_evaluator"]
 
 @dataclass
 class BenchmarkResult:
-    """Timings in seconds, as TVM's: ``results`` has one mean per repeat."""
+    """Timings in seconds, as TVM's: ``results`` has one mean per repeat.
+
+    >>> from mlckit.runtime import BenchmarkResult
+    >>> r = BenchmarkResult([0.25, 0.75])
+    >>> r.mean, r.median, r.min, r.max
+    (0.5, 0.5, 0.25, 0.75)
+    """
 
     results: list = field(default_factory=list)
 
@@ -89,7 +95,19 @@ def time_evaluator(func: Callable, dev=None, number: int = 10, repeat: int = 1,
 class Module:
     """Built functions by name: ``mod["mm_relu"](a, b, c)``; ``mod(a, b, c)`` when there is
     one function, which also answers to ``"main"`` (TVM's entry function).
-    ``mod.get_source()`` shows the generated Python."""
+    ``mod.get_source()`` shows the generated Python.
+
+    >>> import numpy as np
+    >>> import mlckit as tvm
+    >>> from mlckit import te
+    >>> A = te.placeholder((3,), "float32", name="A")
+    >>> B = te.compute((3,), lambda i: A[i] * 2, name="B")
+    >>> mod = tvm.build(te.create_prim_func([A, B]), target="lnumpy")
+    >>> b = tvm.nd.empty((3,), "float32")
+    >>> mod["main"](tvm.nd.array(np.arange(3, dtype="float32")), b)
+    >>> b.numpy()
+    array([0., 2., 4.], dtype=float32)
+    """
 
     def __init__(self, functions: dict, target: str, backend: str):
         self.functions = dict(functions)

@@ -57,6 +57,14 @@ class NDArray:
     GPU a CUDA NDArray stays in host memory (the CPU and simulator modes run on it).
 
     Kernels built by mlckit write into NDArrays in place (destination passing).
+
+    >>> import numpy as np
+    >>> import mlckit as tvm
+    >>> a = tvm.nd.array(np.arange(3, dtype="float32"))
+    >>> a.shape, a.dtype, a.device
+    ((3,), 'float32', cpu(0))
+    >>> a.numpy()
+    array([0., 1., 2.], dtype=float32)
     """
 
     __slots__ = ("_array", "device")
@@ -195,7 +203,15 @@ def _as_numbers(arr, dtype) -> np.ndarray:
 
 def array(arr, device: Device | str | None = None, dtype=None) -> NDArray:
     """A new NDArray holding a copy of ``arr`` (``mlckit.nd.array(np_arr, mlckit.cpu())``), its
-    data 64-byte aligned as TVM's."""
+    data 64-byte aligned as TVM's.  ``tvm.runtime.tensor`` is TVM 0.27's name.
+
+    >>> import numpy as np
+    >>> import mlckit as tvm
+    >>> x = np.ones((2, 2), dtype="float32")
+    >>> a = tvm.runtime.tensor(x)
+    >>> a.numpy() is x, np.array_equal(a.numpy(), x)
+    (False, True)
+    """
     if isinstance(arr, NDArray):
         arr = np.asarray(arr)
     source = _as_numbers(arr, dtype)

@@ -45,7 +45,12 @@ SUPPORTED_DEVICE: dict[str, Callable] = {"cpu": _detect_cpu, "cuda": _detect_cud
 
 
 def register_device_target_detector(device_type: str, detector: Callable) -> None:
-    """Make ``detector(device) -> target dict`` the detector of ``device_type`` ("rocm" …)."""
+    """Make ``detector(device) -> target dict`` the detector of ``device_type`` ("rocm" …).
+
+    Teach ``Target.from_device`` a device of one's own::
+
+        register_device_target_detector("rocm", lambda dev: {"kind": "rocm", "mcpu": "gfx90a"})
+    """
     SUPPORTED_DEVICE[device_type] = detector
 
 

@@ -21,7 +21,13 @@ from .tag import TAGS
 
 @dataclass(frozen=True)
 class TargetKind:
-    """A kind of target: its name, the device it runs on and the attributes it accepts."""
+    """A kind of target: its name, the device it runs on and the attributes it accepts.
+
+    >>> from mlckit.target import Target
+    >>> kind = Target("llvm").kind
+    >>> kind, kind.name
+    (TargetKind('llvm'), 'llvm')
+    """
 
     name: str
     device_type: str
@@ -77,7 +83,12 @@ _SCOPE = threading.local()
 
 
 def list_kinds() -> list[str]:
-    """The target kind names mlckit knows (``tvm.target.Target.list_kinds()``)."""
+    """The target kind names mlckit knows (``tvm.target.Target.list_kinds()``).
+
+    >>> from mlckit import target
+    >>> {"llvm", "cuda", "c"} <= set(target.list_kinds())
+    True
+    """
     return sorted(KINDS)
 
 

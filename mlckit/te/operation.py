@@ -38,17 +38,35 @@ from .tensor import ComputeOp, PlaceholderOp, Tensor
 
 
 def var(name: str = "tindex", dtype: str = "int32") -> Var:
-    """A scalar variable, e.g. a symbolic size: ``n = te.var("n")``."""
+    """A scalar variable, e.g. a symbolic size: ``n = te.var("n")``.
+
+    >>> from mlckit import te
+    >>> n = te.var("n")
+    >>> n, n.dtype
+    (n, 'int32')
+    """
     return Var(name, dt.check_dtype(dtype))
 
 
 def size_var(name: str = "size", dtype: str = "int32") -> SizeVar:
-    """A variable known to be non-negative (a symbolic size)."""
+    """A variable known to be non-negative (a symbolic size).
+
+    >>> from mlckit import te
+    >>> m = te.size_var("m")
+    >>> A = te.placeholder((m, 4), "float32", name="A")
+    >>> A.shape[0]
+    m
+    """
     return SizeVar(name, dt.check_dtype(dtype))
 
 
 def const(value, dtype: str = "int32") -> PrimExpr:
-    """A constant of ``dtype`` (``int32`` by default, as TVM's ``te.const``)."""
+    """A constant of ``dtype`` (``int32`` by default, as TVM's ``te.const``).
+
+    >>> from mlckit import te
+    >>> te.const(3), te.const(1.5, "float32")
+    (3, T.float32(1.5))
+    """
     return _tir_const(value, dtype)
 
 

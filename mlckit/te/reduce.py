@@ -27,7 +27,15 @@ from .expr_util import substitute
 class CommReducer(Node):
     """A commutative reducer: ``result`` combines ``lhs`` and ``rhs`` (lists of Vars, one
     per value reduced together); ``identity_element`` starts the reduction (TVM's
-    ``tir.CommReducer``)."""
+    ``tir.CommReducer``).
+
+    >>> from mlckit import te
+    >>> A = te.placeholder((4, 8), "float32", name="A")
+    >>> k = te.reduce_axis((0, 8), name="k")
+    >>> B = te.compute((4,), lambda i: te.sum(A[i, k], axis=k), name="B")
+    >>> B.op.body[0].combiner
+    T.comm_reducer(lambda x, y: x + y, [T.float32(0.0)])
+    """
 
     lhs: list
     rhs: list
@@ -47,7 +55,15 @@ class CommReducer(Node):
 class Reduce(PrimExpr):
     """The reduction of ``source`` over ``axis`` with ``combiner``, counting only the
     points where ``condition`` holds; the value is output ``value_index`` of the combiner
-    (TVM's ``tir.Reduce``).  Only the top of a ``te.compute`` body may be a Reduce."""
+    (TVM's ``tir.Reduce``).  Only the top of a ``te.compute`` body may be a Reduce.
+
+    >>> from mlckit import te
+    >>> A = te.placeholder((4, 8), "float32", name="A")
+    >>> k = te.reduce_axis((0, 8), name="k")
+    >>> B = te.compute((4,), lambda i: te.sum(A[i, k], axis=k), name="B")
+    >>> type(B.op.body[0]).__name__, B.op.body[0].source
+    ('Reduce', [A[i, k]])
+    """
 
     combiner: CommReducer
     source: list
@@ -190,3 +206,18 @@ def _value(name: str, expr) -> PrimExpr:
 sum = comm_reducer(lambda x, y: x + y, lambda t: const(0, t), name="sum")  # noqa: A001
 min = comm_reducer(lambda x, y: tir_op.min(x, y), tir_op.max_value, name="min")  # noqa: A001
 max = comm_reducer(lambda x, y: tir_op.max(x, y), tir_op.min_value, name="max")  # noqa: A001
+
+_REDUCER_EXAMPLE = """{what} over ``axis`` (TVM's ``te.{name}``), inside a ``te.compute``.
+
+>>> from mlckit import te
+>>> A = te.placeholder((4, 8), "float32", name="A")
+>>> k = te.reduce_axis((0, 8), name="k")
+>>> B = te.compute((4,), lambda i: te.{name}(A[i, k], axis=k), name="B")
+>>> B.op.body[0].combiner
+T.comm_reducer(lambda x, y: {combine}, [T.float32({identity})])
+"""
+sum.__doc__ = _REDUCER_EXAMPLE.format(what="The sum", name="sum", combine="x + y", identity="0.0")
+min.__doc__ = _REDUCER_EXAMPLE.format(what="The minimum", name="min", combine="T.min(x, y)",
+                                      identity="340282346638528859811704183484516925440.0")
+max.__doc__ = _REDUCER_EXAMPLE.format(what="The maximum", name="max", combine="T.max(x, y)",
+                                      identity="-340282346638528859811704183484516925440.0")

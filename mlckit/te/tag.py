@@ -49,5 +49,13 @@ class TagScope:
 
 
 def tag_scope(tag: str) -> TagScope:
-    """A scope (``with`` block or decorator) tagging the computes made inside with ``tag``."""
+    """A scope (``with`` block or decorator) tagging the computes made inside with ``tag``.
+
+    >>> from mlckit import te
+    >>> A = te.placeholder((4, 8), "float32", name="A")
+    >>> with te.tag_scope("elemwise"):
+    ...     B = te.compute((4, 8), lambda i, j: A[i, j] * 2, name="B")
+    >>> B.op.tag
+    'elemwise'
+    """
     return TagScope(tag)

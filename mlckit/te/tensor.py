@@ -23,7 +23,14 @@ from mlckit.tir.expr import IterVar, PrimExpr, convert
 @node
 class ProducerLoad(PrimExpr):
     """``producer[indices]``: reading a te.Tensor inside a compute body (TVM's
-    ``tir.ProducerLoad``); ``te.create_prim_func`` turns it into a BufferLoad."""
+    ``tir.ProducerLoad``); ``te.create_prim_func`` turns it into a BufferLoad.
+
+    >>> from mlckit import te
+    >>> A = te.placeholder((4, 8), "float32", name="A")
+    >>> load = A[0, 1]
+    >>> type(load).__name__, load
+    ('ProducerLoad', A[0, 1])
+    """
 
     producer: Any
     indices: list
@@ -39,7 +46,14 @@ class ProducerLoad(PrimExpr):
 
 
 class Operation:
-    """What produces tensors: ``name``, ``tag``, ``attrs`` and ``num_outputs`` outputs."""
+    """What produces tensors: ``name``, ``tag``, ``attrs`` and ``num_outputs`` outputs.
+
+    >>> from mlckit import te
+    >>> A = te.placeholder((4, 8), "float32", name="A")
+    >>> B = te.compute((4, 8), lambda i, j: A[i, j] + 1, name="B")
+    >>> isinstance(A.op, te.Operation), isinstance(B.op, te.Operation)
+    (True, True)
+    """
 
     def __init__(self, name: str, tag: str = "", attrs: dict | None = None):
         self.name = name
@@ -70,7 +84,13 @@ class Operation:
 
 
 class PlaceholderOp(Operation):
-    """The operation of ``te.placeholder``: an input with a ``shape`` and a ``dtype``."""
+    """The operation of ``te.placeholder``: an input with a ``shape`` and a ``dtype``.
+
+    >>> from mlckit import te
+    >>> A = te.placeholder((4, 8), "float32", name="A")
+    >>> type(A.op).__name__, A.op.shape, A.op.dtype
+    ('PlaceholderOp', [4, 8], 'float32')
+    """
 
     def __init__(self, name: str, shape: list, dtype: str):
         super().__init__(name)
@@ -81,7 +101,15 @@ class PlaceholderOp(Operation):
 
 class ComputeOp(Operation):
     """The operation of ``te.compute``: ``body[i]`` is the value of output ``i`` at the index
-    ``axis`` (one IterVar per dimension); a reduction also has ``reduce_axis``."""
+    ``axis`` (one IterVar per dimension); a reduction also has ``reduce_axis``.
+
+    >>> from mlckit import te
+    >>> A = te.placeholder((4, 8), "float32", name="A")
+    >>> k = te.reduce_axis((0, 8), name="k")
+    >>> B = te.compute((4,), lambda i: te.sum(A[i, k], axis=k), name="B")
+    >>> B.op
+    ComputeOp(name='B', tag='', axis=['i'], reduce_axis=['k'])
+    """
 
     def __init__(self, name: str, tag: str, attrs: dict | None, axis: list, body: list):
         super().__init__(name, tag, attrs)

@@ -163,7 +163,21 @@ def _index_dtype(indices) -> str | None:
 
 @node
 class BufferRegion(Node):
-    """A rectangular region of a buffer: one Range per dimension."""
+    """A rectangular region of a buffer: one Range per dimension.
+
+    >>> from mlckit import tir
+    >>> from mlckit.script import tir as T
+    >>> @T.prim_func
+    ... def copy(a: T.Buffer((4,), "float32"), b: T.Buffer((4,), "float32")):
+    ...     for i in range(4):
+    ...         with T.block("B"):
+    ...             vi = T.axis.spatial(4, i)
+    ...             b[vi] = a[vi]
+    >>> loop = copy.body.block.body
+    >>> region = loop.body.block.reads[0]
+    >>> type(region).__name__, region.buffer.name, region
+    ('BufferRegion', 'a', a[vi])
+    """
 
     buffer: Buffer
     region: list
@@ -175,7 +189,15 @@ class BufferRegion(Node):
 
 @node
 class MatchBufferRegion(Node):
-    """``T.match_buffer(source_region, ...)`` inside a block: ``buffer`` views ``source``."""
+    """``T.match_buffer(source_region, ...)`` inside a block: ``buffer`` views ``source``.
+
+    Made by ``T.match_buffer(A[vi * 4 : vi * 4 + 4], (4,))`` inside a block: the block's
+    buffer views a region of an outer buffer::
+
+        with T.block("tile"):
+            vi = T.axis.spatial(4, i)
+            A_tile = T.match_buffer(A[vi * 4 : vi * 4 + 4], (4,))
+    """
 
     buffer: Buffer
     source: BufferRegion
@@ -196,7 +218,13 @@ def decl_buffer(
     buffer_type="",
     axis_separators=None,
 ) -> Buffer:
-    """Declare a buffer (TVM's ``tir.decl_buffer``)."""
+    """Declare a buffer (TVM's ``tir.decl_buffer``).
+
+    >>> from mlckit import tir
+    >>> A = tir.decl_buffer((4, 8), "float32", name="A")
+    >>> A.name, A.shape, A.dtype
+    ('A', [4, 8], 'float32')
+    """
     if isinstance(shape, (int, PrimExpr)):
         shape = [shape]
     dtype = dt.check_dtype(dtype)

@@ -18,7 +18,20 @@ class PrimFunc(Node):
     ``spelling`` records which TVMScript the function was written in, so that it prints back
     the same way: ``"tir"`` (TVM <= 0.23: ``T.block``) or ``"tirx"`` (TVM >= 0.24:
     ``@T.prim_func(s_tir=True)``, ``T.sblock``); None: not written in TVMScript.  It is not
-    structure: the same function in either spelling is structurally equal."""
+    structure: the same function in either spelling is structurally equal.
+
+    >>> from mlckit import tir
+    >>> from mlckit.script import tir as T
+    >>> @T.prim_func
+    ... def copy(a: T.Buffer((4,), "float32"), b: T.Buffer((4,), "float32")):
+    ...     for i in range(4):
+    ...         with T.block("B"):
+    ...             vi = T.axis.spatial(4, i)
+    ...             b[vi] = a[vi]
+    >>> loop = copy.body.block.body
+    >>> type(copy).__name__, [copy.buffer_map[p].name for p in copy.params]
+    ('PrimFunc', ['a', 'b'])
+    """
 
     params: list
     body: Stmt
@@ -39,10 +52,17 @@ class PrimFunc(Node):
     __hash__ = object.__hash__
 
     def with_attr(self, attr_key_or_dict: str | dict, attr_value: Any = None) -> PrimFunc:
-        """A copy with one attribute set, or several from a dict (TVM's signature)::
+        """A copy with one attribute set, or several from a dict (TVM's signature).
 
-            func.with_attr("global_symbol", "mm_relu")
-            func.with_attr({"global_symbol": "mm_relu", "tir.noalias": True})
+        >>> from mlckit.script import tir as T
+        >>> @T.prim_func
+        ... def copy(a: T.Buffer((4,), "float32"), b: T.Buffer((4,), "float32")):
+        ...     for i in range(4):
+        ...         b[i] = a[i]
+        >>> copy.with_attr("global_symbol", "copy4").attrs["global_symbol"]
+        'copy4'
+        >>> sorted(copy.with_attr({"global_symbol": "copy4", "tir.noalias": True}).attrs)
+        ['global_symbol', 'tir.noalias']
         """
         if isinstance(attr_key_or_dict, dict):
             return self.replace(attrs={**self.attrs, **attr_key_or_dict})

@@ -35,7 +35,12 @@ for _name in UNARY_MATH + BINARY_MATH + ("if_then_else",):
 
 
 def call_intrin(dtype: str, name: str, *args) -> Call:
-    """A call of the registered intrinsic ``name`` (``"tir.exp"``) returning ``dtype``."""
+    """A call of the registered intrinsic ``name`` (``"tir.exp"``) returning ``dtype``.
+
+    >>> from mlckit import tir
+    >>> tir.call_intrin("float32", "tir.exp", tir.Var("x", "float32"))
+    T.exp(x)
+    """
     return Call(dtype, Op.get(name), [convert(a) for a in args])
 
 
@@ -52,7 +57,11 @@ def _unary(name: str):
         return call_intrin("bool" if name in PREDICATES else x.dtype, f"tir.{name}", x)
 
     intrinsic.__name__ = name
-    intrinsic.__doc__ = f"``T.{name}(x)``: the {name} intrinsic (``tir.{name}``)."
+    result = "bool" if name in PREDICATES else "float32"
+    intrinsic.__doc__ = (
+        f"``T.{name}(x)``: the {name} intrinsic (``tir.{name}``).\n\n"
+        f">>> from mlckit import tir\n>>> x = tir.Var(\"x\", \"float32\")\n"
+        f">>> tir.{name}(x)\nT.{name}(x)\n>>> tir.{name}(x).dtype\n'{result}'\n")
     return intrinsic
 
 
@@ -63,7 +72,10 @@ def _binary(name: str):
         return call_intrin(x.dtype, f"tir.{name}", x, y)
 
     intrinsic.__name__ = name
-    intrinsic.__doc__ = f"``T.{name}(x, y)``: the {name} intrinsic (``tir.{name}``)."
+    intrinsic.__doc__ = (
+        f"``T.{name}(x, y)``: the {name} intrinsic (``tir.{name}``).\n\n"
+        f">>> from mlckit import tir\n>>> x, y = tir.Var(\"x\", \"float32\"), tir.Var(\"y\", \"float32\")\n"
+        f">>> tir.{name}(x, y)\nT.{name}(x, y)\n")
     return intrinsic
 
 
@@ -73,7 +85,14 @@ globals().update(INTRINSICS)
 
 
 def abs(x) -> PrimExpr:  # noqa: A001 - TVM's name
-    """``|x|``: ``fabs`` for floats, a Select for integers (as TVM)."""
+    """``|x|``: ``fabs`` for floats, a Select for integers (as TVM).
+
+    >>> from mlckit import tir
+    >>> tir.abs(tir.Var("x", "float32"))
+    T.fabs(x)
+    >>> tir.abs(tir.Var("n", "int32"))
+    T.Select(n >= 0, n, n * -1)
+    """
     x = _float_arg("abs", x)
     if dt.is_float(x.dtype):
         return call_intrin(x.dtype, "tir.fabs", x)
@@ -83,7 +102,13 @@ def abs(x) -> PrimExpr:  # noqa: A001 - TVM's name
 
 
 def if_then_else(cond, t, f) -> PrimExpr:
-    """``cond ? t : f`` evaluating only the chosen side (``tir.if_then_else``)."""
+    """``cond ? t : f`` evaluating only the chosen side (``tir.if_then_else``).
+
+    >>> from mlckit import tir
+    >>> i = tir.Var("i", "int32")
+    >>> tir.if_then_else(i < 4, 1.0, 0.0)
+    T.if_then_else(i < 4, T.float32(1.0), T.float32(0.0))
+    """
     t = convert(t)
     f = convert(f, getattr(t, "dtype", None))
     t = convert(t, getattr(f, "dtype", None))
@@ -91,7 +116,13 @@ def if_then_else(cond, t, f) -> PrimExpr:
 
 
 def all(*args) -> PrimExpr:  # noqa: A001 - TVM's name
-    """``args[0] and args[1] and ...`` (TVM's ``tir.all``): every condition holds."""
+    """``args[0] and args[1] and ...`` (TVM's ``tir.all``): every condition holds.
+
+    >>> from mlckit import tir
+    >>> i, j = tir.Var("i", "int32"), tir.Var("j", "int32")
+    >>> tir.all(i < 4, j < 8)
+    i < 4 and j < 8
+    """
     if not args:
         raise TVMValueError("tir.all needs at least one condition")
     result = convert(args[0])
@@ -101,7 +132,13 @@ def all(*args) -> PrimExpr:  # noqa: A001 - TVM's name
 
 
 def any(*args) -> PrimExpr:  # noqa: A001 - TVM's name
-    """``args[0] or args[1] or ...`` (TVM's ``tir.any``): some condition holds."""
+    """``args[0] or args[1] or ...`` (TVM's ``tir.any``): some condition holds.
+
+    >>> from mlckit import tir
+    >>> i, j = tir.Var("i", "int32"), tir.Var("j", "int32")
+    >>> tir.any(i < 0, j < 0)
+    i < 0 or j < 0
+    """
     if not args:
         raise TVMValueError("tir.any needs at least one condition")
     result = convert(args[0])
@@ -111,40 +148,84 @@ def any(*args) -> PrimExpr:  # noqa: A001 - TVM's name
 
 
 def power(x, y) -> PrimExpr:
-    """``x ** y`` (TVM's ``tir.power``, the ``tir.pow`` intrinsic)."""
+    """``x ** y`` (TVM's ``tir.power``, the ``tir.pow`` intrinsic).
+
+    >>> from mlckit import tir
+    >>> tir.power(tir.Var("x", "float32"), 2)
+    T.pow(x, T.float32(2.0))
+    """
     return INTRINSICS["pow"](x, y)
 
 
 def div(a, b) -> PrimExpr:
-    """``a / b``: true division for floats, truncating for integers (TVM's ``tir.div``)."""
+    """``a / b``: true division for floats, truncating for integers (TVM's ``tir.div``).
+
+    >>> from mlckit import tir
+    >>> tir.div(tir.Var("n", "int32"), 2)
+    T.Div(n, 2)
+    """
     return truncdiv(a, b)
 
 
 def indexdiv(a, b) -> PrimExpr:
-    """Division of non-negative indices (TVM's ``tir.indexdiv``: a floordiv)."""
+    """Division of non-negative indices (TVM's ``tir.indexdiv``: a floordiv).
+
+    >>> from mlckit import tir
+    >>> tir.indexdiv(tir.Var("i", "int32"), 4)
+    i // 4
+    """
     return floordiv(a, b)
 
 
 def indexmod(a, b) -> PrimExpr:
-    """Remainder of non-negative indices (TVM's ``tir.indexmod``: a floormod)."""
+    """Remainder of non-negative indices (TVM's ``tir.indexmod``: a floormod).
+
+    >>> from mlckit import tir
+    >>> tir.indexmod(tir.Var("i", "int32"), 4)
+    i % 4
+    """
     return floormod(a, b)
 
 
 def min_value(dtype: str) -> PrimExpr:
-    """The smallest value of ``dtype`` as a constant."""
+    """The smallest value of ``dtype`` as a constant.
+
+    >>> from mlckit import tir
+    >>> tir.min_value("int8")
+    T.int8(-128)
+    """
     return const(dt.min_value(dt.check_dtype(dtype)), dtype)
 
 
 def max_value(dtype: str) -> PrimExpr:
-    """The largest value of ``dtype`` as a constant."""
+    """The largest value of ``dtype`` as a constant.
+
+    >>> from mlckit import tir
+    >>> tir.max_value("uint8")
+    T.uint8(255)
+    """
     return const(dt.max_value(dt.check_dtype(dtype)), dtype)
 
 
 def min(a, b) -> PrimExpr:  # noqa: A001 - TVM's name
+    """The smaller of two expressions (``T.min`` in TVMScript).
+
+    >>> from mlckit import tir
+    >>> x = tir.Var("x", "int32")
+    >>> tir.min(x, 4)
+    T.min(x, 4)
+    """
     return min_expr(a, b)
 
 
 def max(a, b) -> PrimExpr:  # noqa: A001 - TVM's name
+    """The larger of two expressions (``T.max`` in TVMScript).
+
+    >>> from mlckit import tir
+    >>> x = tir.Var("x", "float32")
+    >>> tir.max(x, tir.const(0, "float32"))
+    T.max(x, T.float32(0.0))
+    """
     return max_expr(a, b)
 
 

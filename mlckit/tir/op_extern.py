@@ -71,7 +71,12 @@ def call_extern(dtype: str, func_name: str, *args) -> Call:
 
 
 def call_pure_extern(dtype: str, func_name: str, *args) -> Call:
-    """``call_extern`` of a function without side effects (``tir.call_pure_extern``)."""
+    """``call_extern`` of a function without side effects (``tir.call_pure_extern``).
+
+    >>> from mlckit import tir
+    >>> tir.call_pure_extern("float32", "expf", tir.Var("x", "float32"))
+    T.call_pure_extern("float32", "expf", x)
+    """
     return Call(dtype, Op.get("tir.call_pure_extern"),
                 [_name_arg("call_pure_extern", func_name), *_args(args)])
 
@@ -91,20 +96,38 @@ def call_packed(*args) -> Call:
 
 
 def type_annotation(dtype: str) -> Call:
-    """An expression standing for the type ``dtype`` (the first argument of tvm_access_ptr)."""
+    """An expression standing for the type ``dtype`` (the first argument of tvm_access_ptr).
+
+    >>> from mlckit import tir
+    >>> tir.type_annotation("float32")
+    T.type_annotation("float32")
+    """
     return Call(dtype, Op.get("tir.type_annotation"), [])
 
 
 def tvm_access_ptr(ptype, data, offset, extent, rw_mask) -> Call:
     """The address ``data + offset`` (in elements of ``ptype``) of a buffer's memory, used
-    for ``extent`` elements with the access mask ``rw_mask`` (1 read, 2 write, 3 both)."""
+    for ``extent`` elements with the access mask ``rw_mask`` (1 read, 2 write, 3 both).
+
+    >>> from mlckit import tir
+    >>> A = tir.decl_buffer((4, 4), "float32", name="A")
+    >>> tir.tvm_access_ptr(tir.type_annotation("float32"), A.data, 0, 16, 1)
+    T.tvm_access_ptr(T.type_annotation("float32"), A, 0, 16, 1)
+    """
     return Call("handle", Op.get("tir.tvm_access_ptr"),
                 [convert(ptype), convert(data), convert(offset), convert(extent),
                  convert(rw_mask, "int32")])
 
 
 def address_of(buffer_load) -> Call:
-    """The address of one buffer element (``T.address_of(A[i, j])``)."""
+    """The address of one buffer element (``T.address_of(A[i, j])``).
+
+    >>> from mlckit import tir
+    >>> A = tir.decl_buffer((4, 4), "float32", name="A")
+    >>> i = tir.Var("i", "int32")
+    >>> tir.address_of(tir.BufferLoad(A, [i, 0]))
+    T.address_of(A[i, 0])
+    """
     return Call("handle", Op.get("tir.address_of"), [convert(buffer_load)])
 
 

@@ -12,7 +12,20 @@ from .expr import IterVar, PrimExpr, Var, convert
 
 
 class ForKind(IntEnum):
-    """How a loop runs, with TVM's numbering."""
+    """How a loop runs, with TVM's numbering.
+
+    >>> from mlckit import tir
+    >>> from mlckit.script import tir as T
+    >>> @T.prim_func
+    ... def copy(a: T.Buffer((4,), "float32"), b: T.Buffer((4,), "float32")):
+    ...     for i in range(4):
+    ...         with T.block("B"):
+    ...             vi = T.axis.spatial(4, i)
+    ...             b[vi] = a[vi]
+    >>> loop = copy.body.block.body
+    >>> loop.kind, tir.ForKind.PARALLEL
+    (<ForKind.SERIAL: 0>, <ForKind.PARALLEL: 1>)
+    """
 
     SERIAL = 0
     PARALLEL = 1
@@ -23,12 +36,32 @@ class ForKind(IntEnum):
 
 @node
 class Stmt(Node):
-    """Base of TIR statements."""
+    """Base of TIR statements.
+
+    >>> from mlckit import tir
+    >>> x = tir.Var("x", "int32")
+    >>> isinstance(tir.Evaluate(x), tir.Stmt)
+    True
+    """
 
 
 @node
 class BufferStore(Stmt):
-    """``buffer[indices] = value``."""
+    """``buffer[indices] = value``.
+
+    >>> from mlckit import tir
+    >>> from mlckit.script import tir as T
+    >>> @T.prim_func
+    ... def copy(a: T.Buffer((4,), "float32"), b: T.Buffer((4,), "float32")):
+    ...     for i in range(4):
+    ...         with T.block("B"):
+    ...             vi = T.axis.spatial(4, i)
+    ...             b[vi] = a[vi]
+    >>> loop = copy.body.block.body
+    >>> store = loop.body.block.body
+    >>> type(store).__name__, store.buffer.name, store.indices, store.value
+    ('BufferStore', 'b', [vi], a[vi])
+    """
 
     buffer: Buffer
     value: PrimExpr
@@ -40,6 +73,14 @@ class BufferStore(Stmt):
 
 @node
 class LetStmt(Stmt):
+    """``var = value`` bound for the statements of ``body``.
+
+    >>> from mlckit import tir
+    >>> x = tir.Var("x", "int32")
+    >>> let = tir.LetStmt(x, 4, tir.Evaluate(x + 1))
+    >>> let.var, let.value
+    (x, 4)
+    """
     var: Var
     value: PrimExpr
     body: Stmt
@@ -50,6 +91,14 @@ class LetStmt(Stmt):
 
 @node
 class AttrStmt(Stmt):
+    """An attribute ``attr_key = value`` attached to ``node`` for the statements of ``body``.
+
+    >>> from mlckit import tir
+    >>> x = tir.Var("x", "int32")
+    >>> attr = tir.AttrStmt(x, "pragma_unroll", 1, tir.Evaluate(x))
+    >>> attr.attr_key, attr.value
+    ('pragma_unroll', 1)
+    """
     node: Any
     attr_key: str
     value: Any
@@ -58,6 +107,14 @@ class AttrStmt(Stmt):
 
 @node
 class AssertStmt(Stmt):
+    """Check ``condition`` at run time (failing with ``message``), then run ``body``.
+
+    >>> from mlckit import tir
+    >>> x = tir.Var("x", "int32")
+    >>> check = tir.AssertStmt(x > 0, tir.StringImm("x must be positive"), tir.Evaluate(x))
+    >>> check.condition
+    x > 0
+    """
     condition: PrimExpr
     message: PrimExpr
     body: Stmt
@@ -65,7 +122,20 @@ class AssertStmt(Stmt):
 
 @node
 class For(Stmt):
-    """A loop ``for loop_var in range(min, min + extent)`` of some ``kind``."""
+    """A loop ``for loop_var in range(min, min + extent)`` of some ``kind``.
+
+    >>> from mlckit import tir
+    >>> from mlckit.script import tir as T
+    >>> @T.prim_func
+    ... def copy(a: T.Buffer((4,), "float32"), b: T.Buffer((4,), "float32")):
+    ...     for i in range(4):
+    ...         with T.block("B"):
+    ...             vi = T.axis.spatial(4, i)
+    ...             b[vi] = a[vi]
+    >>> loop = copy.body.block.body
+    >>> type(loop).__name__, loop.loop_var, loop.extent, loop.kind
+    ('For', i, 4, <ForKind.SERIAL: 0>)
+    """
 
     loop_var: Var
     min: PrimExpr
@@ -87,12 +157,28 @@ class For(Stmt):
 
 @node
 class While(Stmt):
+    """``while condition: body``.
+
+    >>> from mlckit import tir
+    >>> x = tir.Var("x", "int32")
+    >>> loop = tir.While(x < 4, tir.Evaluate(x))
+    >>> loop.condition
+    x < 4
+    """
     condition: PrimExpr
     body: Stmt
 
 
 @node
 class SeqStmt(Stmt):
+    """Statements one after the other.
+
+    >>> from mlckit import tir
+    >>> x = tir.Var("x", "int32")
+    >>> seq = tir.SeqStmt([tir.Evaluate(0), tir.Evaluate(1)])
+    >>> len(seq.seq)
+    2
+    """
     seq: list
 
     def __post_init__(self):
@@ -107,6 +193,15 @@ class SeqStmt(Stmt):
 
 @node
 class IfThenElse(Stmt):
+    """``if condition: then_case else: else_case``.
+
+    >>> from mlckit import tir
+    >>> x = tir.Var("x", "int32")
+    >>> tir.IfThenElse(x < 2, tir.Evaluate(0), None)
+    x = T.int32()
+    if x < 2:
+        T.evaluate(0)
+    """
     condition: PrimExpr
     then_case: Stmt
     else_case: Stmt | None = None
@@ -114,6 +209,14 @@ class IfThenElse(Stmt):
 
 @node
 class Evaluate(Stmt):
+    """An expression evaluated for its side effect (``T.evaluate``).
+
+    >>> from mlckit import tir
+    >>> x = tir.Var("x", "int32")
+    >>> tir.Evaluate(x + 1)
+    x = T.int32()
+    T.evaluate(x + 1)
+    """
     value: PrimExpr
 
     def __post_init__(self):
@@ -122,6 +225,14 @@ class Evaluate(Stmt):
 
 @node
 class Allocate(Stmt):
+    """Allocate memory for ``extents`` elements of ``dtype`` at ``buffer_var`` for ``body``.
+
+    >>> from mlckit import tir
+    >>> data = tir.Var("data", "handle")
+    >>> alloc = tir.Allocate(data, "float32", [16], tir.const(True, "bool"), tir.Evaluate(0))
+    >>> alloc.dtype, alloc.extents
+    ('float32', [16])
+    """
     buffer_var: Var
     dtype: str
     extents: list
@@ -134,6 +245,13 @@ class Allocate(Stmt):
 
 @node
 class DeclBuffer(Stmt):
+    """Declare ``buffer`` for the statements of ``body``.
+
+    >>> from mlckit import tir
+    >>> A = tir.decl_buffer((4,), "float32", name="A")
+    >>> tir.DeclBuffer(A, tir.Evaluate(0)).buffer.name
+    'A'
+    """
     buffer: Buffer
     body: Stmt
 
@@ -146,6 +264,19 @@ class Block(Stmt):
 
     ``T.block("Y")`` with ``vi, vj, vk = T.axis.remap("SSR", [i, j, k])`` is a Block with three
     iter_vars (two spatial, one reduce) inside a BlockRealize binding them to ``i, j, k``.
+
+    >>> from mlckit import tir
+    >>> from mlckit.script import tir as T
+    >>> @T.prim_func
+    ... def copy(a: T.Buffer((4,), "float32"), b: T.Buffer((4,), "float32")):
+    ...     for i in range(4):
+    ...         with T.block("B"):
+    ...             vi = T.axis.spatial(4, i)
+    ...             b[vi] = a[vi]
+    >>> loop = copy.body.block.body
+    >>> block = loop.body.block
+    >>> block.name_hint, block.reads, block.writes
+    ('B', [a[vi]], [b[vi]])
     """
 
     iter_vars: list
@@ -176,7 +307,21 @@ class Block(Stmt):
 
 @node
 class BlockRealize(Stmt):
-    """A Block placed in a loop nest: its iterators take ``iter_values`` when ``predicate``."""
+    """A Block placed in a loop nest: its iterators take ``iter_values`` when ``predicate``.
+
+    >>> from mlckit import tir
+    >>> from mlckit.script import tir as T
+    >>> @T.prim_func
+    ... def copy(a: T.Buffer((4,), "float32"), b: T.Buffer((4,), "float32")):
+    ...     for i in range(4):
+    ...         with T.block("B"):
+    ...             vi = T.axis.spatial(4, i)
+    ...             b[vi] = a[vi]
+    >>> loop = copy.body.block.body
+    >>> realize = loop.body
+    >>> type(realize).__name__, realize.iter_values, realize.block.name_hint
+    ('BlockRealize', [i], 'B')
+    """
 
     iter_values: list
     predicate: PrimExpr
@@ -188,7 +333,15 @@ class BlockRealize(Stmt):
 
 
 def stmt_seq(*stmts) -> Stmt:
-    """One statement from several: flattens nested SeqStmts, unwraps a single statement."""
+    """One statement from several: flattens nested SeqStmts, unwraps a single statement.
+
+    >>> from mlckit import tir
+    >>> tir.stmt_seq(tir.Evaluate(0), tir.Evaluate(1))
+    T.evaluate(0)
+    T.evaluate(1)
+    >>> tir.stmt_seq(tir.Evaluate(0))
+    T.evaluate(0)
+    """
     flat = []
     for s in stmts:
         if isinstance(s, SeqStmt):

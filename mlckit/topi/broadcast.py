@@ -99,8 +99,15 @@ def _broadcast_op(rule: Callable[[PrimExpr, PrimExpr], PrimExpr], name: str, doc
         return rule(_scalar(op_name, lhs), _scalar(op_name, rhs))
 
     op.__name__ = op_name
+    dtype = "bool" if op_name.startswith("logical") else "float32"
+    out = "bool" if dtype == "bool" or doc.split()[1] in ("<", ">", "<=", ">=", "==", "!=") else dtype
     op.__doc__ = (f"``{doc}`` with broadcasting (TVM's ``topi.{op_name}``); the compute is "
-                  f"named ``T_{op_name}``.\n\n    C = topi.{op_name}(A, B)\n")
+                  f"named ``T_{op_name}``.\n\n"
+                  f">>> from mlckit import te, topi\n"
+                  f">>> A = te.placeholder((4, 3), \"{dtype}\", name=\"A\")\n"
+                  f">>> B = te.placeholder((3,), \"{dtype}\", name=\"B\")\n"
+                  f">>> C = topi.{op_name}(A, B)\n>>> C.shape, C.dtype, C.op.name\n"
+                  f"([4, 3], '{out}', 'T_{op_name}')\n")
     return op
 
 

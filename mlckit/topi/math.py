@@ -27,14 +27,24 @@ def _tensor(op_name: str, x) -> te.Tensor:
     return x
 
 
-def _elementwise(op_name: str, scalar_fn, doc: str):
+def _example(op_name: str, body: str, dtype: str = "float32") -> str:
+    """The docstring example of an elementwise op: what its compute holds."""
+    return (f">>> from mlckit import te, topi\n"
+            f">>> A = te.placeholder((2, 3), \"float32\", name=\"A\")\n"
+            f">>> B = topi.{op_name}(A)\n>>> B.shape, B.dtype\n([2, 3], '{dtype}')\n"
+            f">>> B.op.body[0]\n{body}\n")
+
+
+def _elementwise(op_name: str, scalar_fn, doc: str, body: str | None = None):
     def op(x: te.Tensor) -> te.Tensor:
         x = _tensor(op_name, x)
         with te.tag_scope(_tag.ELEMWISE):
             return te.compute(x.shape, lambda *i: scalar_fn(x(*i)))
 
     op.__name__ = op_name
-    op.__doc__ = f"{doc} of each element (TVM's ``topi.{op_name}``).\n\n    B = topi.{op_name}(A)\n"
+    dtype = "bool" if op_name.startswith("is") else "float32"
+    op.__doc__ = (f"{doc} of each element (TVM's ``topi.{op_name}``).\n\n"
+                  + _example(op_name, body or f"T.{op_name}(A[i0, i1])", dtype))
     return op
 
 
@@ -58,12 +68,13 @@ def _float_only(op_name: str, scalar_fn, doc: str, scoped: bool):
         return te.compute(x.shape, lambda *i: scalar_fn(x(*i)), tag=_tag.ELEMWISE)
 
     op.__name__ = op_name
-    op.__doc__ = f"{doc} of each element (TVM's ``topi.{op_name}``).\n\n    B = topi.{op_name}(A)\n"
+    op.__doc__ = (f"{doc} of each element (TVM's ``topi.{op_name}``); an integer tensor is "
+                  f"cast to float32 first.\n\n" + _example(op_name, f"T.{op_name}(A[i0, i1])"))
     return op
 
 
-identity = _elementwise("identity", lambda v: v, "A copy")
-negative = _elementwise("negative", lambda v: -v, "The negation")
+identity = _elementwise("identity", lambda v: v, "A copy", body="A[i0, i1]")
+negative = _elementwise("negative", lambda v: -v, "The negation", body="A[i0, i1] * T.float32(-1.0)")
 exp = _elementwise("exp", tir_op.exp, "The exponential")
 erf = _elementwise("erf", tir_op.erf, "The error function")
 tanh = _elementwise("tanh", tir_op.tanh, "The hyperbolic tangent")
@@ -78,7 +89,7 @@ atan = _elementwise("atan", tir_op.atan, "The arc tangent")
 floor = _elementwise("floor", tir_op.floor, "The floor")
 ceil = _elementwise("ceil", tir_op.ceil, "The ceiling")
 trunc = _elementwise("trunc", tir_op.trunc, "The integer part")
-abs = _elementwise("abs", tir_op.abs, "The absolute value")  # noqa: A001 - TVM's name
+abs = _elementwise("abs", tir_op.abs, "The absolute value", body="T.fabs(A[i0, i1])")  # noqa: A001 - TVM's name
 isnan = _elementwise("isnan", tir_op.isnan, "Whether NaN")
 isfinite = _elementwise("isfinite", tir_op.isfinite, "Whether finite")
 isinf = _elementwise("isinf", tir_op.isinf, "Whether infinite")
@@ -92,7 +103,13 @@ rsqrt = _float_only("rsqrt", tir_op.rsqrt, "The reciprocal square root", scoped=
 
 
 def sign(x: te.Tensor) -> te.Tensor:
-    """-1, 0 or 1 by the sign of each element (TVM's ``topi.sign``, compute ``T_sign``)."""
+    """-1, 0 or 1 by the sign of each element (TVM's ``topi.sign``, compute ``T_sign``).
+
+    >>> from mlckit import te, topi
+    >>> A = te.placeholder((4,), "float32", name="A")
+    >>> topi.sign(A).op.name
+    'T_sign'
+    """
     x = _tensor("sign", x)
     zero, one, minus_one = const(0, x.dtype), const(1, x.dtype), const(-1, x.dtype)
 

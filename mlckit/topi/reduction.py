@@ -116,31 +116,66 @@ def sum(data: te.Tensor, axis=None, keepdims: bool = False,  # noqa: A001 - TVM'
 
 def max(data: te.Tensor, axis=None, keepdims: bool = False,  # noqa: A001 - TVM's name
         atleast1d: bool = False) -> te.Tensor:
-    """The maximum over ``axis``. ``B = topi.max(A, axis=1)``."""
+    """The maximum over ``axis``. ``B = topi.max(A, axis=1)``.
+
+    >>> from mlckit import te, topi
+    >>> A = te.placeholder((4, 8), "float32", name="A")
+    >>> B = topi.max(A, axis=1)
+    >>> B.shape, B.dtype
+    ([4], 'float32')
+    """
     return _comm_reduce("max", te.max, data, axis, keepdims, atleast1d)
 
 
 def min(data: te.Tensor, axis=None, keepdims: bool = False,  # noqa: A001 - TVM's name
         atleast1d: bool = False) -> te.Tensor:
-    """The minimum over ``axis``. ``B = topi.min(A, axis=1)``."""
+    """The minimum over ``axis``. ``B = topi.min(A, axis=1)``.
+
+    >>> from mlckit import te, topi
+    >>> A = te.placeholder((4, 8), "float32", name="A")
+    >>> B = topi.min(A, axis=1)
+    >>> B.shape, B.dtype
+    ([4], 'float32')
+    """
     return _comm_reduce("min", te.min, data, axis, keepdims, atleast1d)
 
 
 def prod(data: te.Tensor, axis=None, keepdims: bool = False,
          atleast1d: bool = False) -> te.Tensor:
-    """The product over ``axis``. ``B = topi.prod(A, axis=1)``."""
+    """The product over ``axis``. ``B = topi.prod(A, axis=1)``.
+
+    >>> from mlckit import te, topi
+    >>> A = te.placeholder((4, 8), "float32", name="A")
+    >>> B = topi.prod(A, axis=1)
+    >>> B.shape, B.dtype
+    ([4], 'float32')
+    """
     return _comm_reduce("prod", _prod, data, axis, keepdims, atleast1d)
 
 
 def all(data: te.Tensor, axis=None, keepdims: bool = False,  # noqa: A001 - TVM's name
         atleast1d: bool = False) -> te.Tensor:
-    """Whether every boolean over ``axis`` is true. ``B = topi.all(M, axis=0)``."""
+    """Whether every boolean over ``axis`` is true. ``B = topi.all(M, axis=0)``.
+
+    >>> from mlckit import te, topi
+    >>> A = te.placeholder((4, 8), "bool", name="A")
+    >>> B = topi.all(A, axis=1)
+    >>> B.shape, B.dtype
+    ([4], 'bool')
+    """
     return _comm_reduce("all", _all, data, axis, keepdims, atleast1d)
 
 
 def any(data: te.Tensor, axis=None, keepdims: bool = False,  # noqa: A001 - TVM's name
         atleast1d: bool = False) -> te.Tensor:
-    """Whether some boolean over ``axis`` is true. ``B = topi.any(M, axis=0)``."""
+    """Whether some boolean over ``axis`` is true. ``B = topi.any(M, axis=0)``.
+
+    >>> from mlckit import te, topi
+    >>> A = te.placeholder((4, 8), "bool", name="A")
+    >>> B = topi.any(A, axis=1)
+    >>> B.shape, B.dtype
+    ([4], 'bool')
+    """
     return _comm_reduce("any", _any, data, axis, keepdims, atleast1d)
 
 

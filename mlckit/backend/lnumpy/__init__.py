@@ -66,6 +66,23 @@ class LNumpyFunction:
     """A PrimFunc runnable as checked low-level NumPy: ``f(*arrays)`` (destination passing).
 
     ``f.source`` is the generated source; ``f.py_func`` the plain Python function.
+
+    >>> from mlckit.script import ir as I, tir as T
+    >>> @I.ir_module
+    ... class Mod:
+    ...     @T.prim_func
+    ...     def copy(a: T.Buffer((4,), "float32"), b: T.Buffer((4,), "float32")):
+    ...         for i in range(4):
+    ...             with T.block("B"):
+    ...                 vi = T.axis.spatial(4, i)
+    ...                 b[vi] = a[vi]
+    >>> import numpy as np
+    >>> import mlckit.lnumpy
+    >>> f = mlckit.lnumpy.LNumpyFunction(Mod["copy"])
+    >>> a, b = np.arange(4, dtype="float32"), np.zeros(4, "float32")
+    >>> f(a, b)
+    >>> b
+    array([0., 1., 2., 3.], dtype=float32)
     """
 
     def __init__(self, func: PrimFunc, name: str | None = None):

@@ -25,6 +25,22 @@ class OutOfBoundsError(TVMIndexError):
     Attributes: ``buffer`` (name), ``indices``, ``shape``, ``loop_values`` (loop variable ->
     value), ``iter_values`` (block iterator -> value), ``statement`` (TVMScript text of the
     TIR statement), ``lineno`` (line in the lnumpy source).
+
+    >>> import numpy as np
+    >>> import mlckit.lnumpy
+    >>> from mlckit.script import tir as T
+    >>> @T.prim_func
+    ... def shift(a: T.Buffer((4,), "float32"), b: T.Buffer((4,), "float32")):
+    ...     for i in range(4):
+    ...         with T.block("B"):
+    ...             vi = T.axis.spatial(4, i)
+    ...             b[vi] = a[vi + 1]
+    >>> try:
+    ...     mlckit.lnumpy.LNumpyFunction(shift)(np.zeros(4, "float32"), np.zeros(4, "float32"))
+    ... except mlckit.lnumpy.OutOfBoundsError as err:
+    ...     where = (err.buffer, err.indices, err.shape)
+    >>> where
+    ('a', (4,), (4,))
     """
 
     def __init__(self, message, *, buffer=None, indices=None, shape=None, loop_values=None,

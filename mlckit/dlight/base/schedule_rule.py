@@ -16,7 +16,12 @@ __all__ = ["ScheduleRule"]
 
 class ScheduleRule:
     """A way to schedule a PrimFunc: ``apply(func, target, tunable)`` returns a
-    ``tir.Schedule`` of ``func`` or None when the rule does not apply."""
+    ``tir.Schedule`` of ``func`` or None when the rule does not apply.
+
+    >>> from mlckit import dlight as dl
+    >>> isinstance(dl.gpu.Matmul(), dl.ScheduleRule)
+    True
+    """
 
     def apply(self, func: PrimFunc, target: Target, tunable: bool):
         raise NotImplementedError
@@ -26,7 +31,9 @@ class ScheduleRule:
 
     @staticmethod
     def from_callable(name: str):
-        """Make a rule instance of a function ``(func, target, tunable) -> Schedule | None``::
+        """Make a rule instance of a function.
+
+        The function is ``(func, target, tunable) -> Schedule | None``::
 
             @ScheduleRule.from_callable("MyTileAndBind")
             def my_rule(func, target, tunable): ...

@@ -30,7 +30,14 @@ def is_scheduled(func: PrimFunc) -> bool:
 class ApplyDefaultSchedule:
     """Schedule every PrimFunc that is not marked ``tir.is_scheduled`` with the first of
     ``rules`` that applies; the result is marked ``tir.is_scheduled``.  Needs a target in
-    scope (``with Target("cuda"):``), as in TVM."""
+    scope (``with Target("cuda"):``), as in TVM.
+
+    Schedule every kernel of a module for a GPU::
+
+        from mlckit import dlight as dl
+        with tvm.target.Target("cuda"):
+            mod = dl.ApplyDefaultSchedule(dl.gpu.Matmul(), dl.gpu.GEMV(), dl.gpu.Fallback())(mod)
+    """
 
     def __init__(self, *rules: ScheduleRule):
         for rule in rules:

@@ -15,7 +15,12 @@ class GPUScheduleRule(ScheduleRule):
     ``schedule(func, target)``: a ``Schedule`` of ``func``, or None when the rule does not
     match; ``apply`` returns None for other targets, and also when one of mlckit's schedule
     primitives refuses a step (a ``ScheduleError`` on the rule's own copy of ``func``), so
-    that ``ApplyDefaultSchedule`` goes on to the next rule."""
+    that ``ApplyDefaultSchedule`` goes on to the next rule.
+
+    >>> from mlckit import dlight as dl
+    >>> isinstance(dl.gpu.Matmul(), dl.gpu.GPUScheduleRule)
+    True
+    """
 
     def is_target_available(self, target) -> bool:
         return "gpu" in target.keys

@@ -48,7 +48,14 @@ def _loop_kinds(realize: S.BlockRealize, loops: list) -> list[str]:
 
 class Fallback(ScheduleRule):
     """Bind every block's fused spatial loops to ``blockIdx.x`` x ``threadIdx.x``
-    (``mlckit.dlight.gpu.Fallback()``, as TVM's)."""
+    (``mlckit.dlight.gpu.Fallback()``, as TVM's).
+
+    A rule is given to ``ApplyDefaultSchedule`` under a GPU target::
+
+        from mlckit import dlight as dl
+        with tvm.target.Target("cuda"):
+            mod = dl.ApplyDefaultSchedule(dl.gpu.Fallback(), dl.gpu.Fallback())(mod)
+    """
 
     def is_target_available(self, target) -> bool:
         return "gpu" in target.keys

@@ -62,7 +62,14 @@ def vector_inputs(sch, info) -> list | None:
 
 
 class GEMV(GPUScheduleRule):
-    """Schedule a matrix-vector product (``mlckit.dlight.gpu.GEMV()``, as TVM's)."""
+    """Schedule a matrix-vector product (``mlckit.dlight.gpu.GEMV()``, as TVM's).
+
+    A rule is given to ``ApplyDefaultSchedule`` under a GPU target::
+
+        from mlckit import dlight as dl
+        with tvm.target.Target("cuda"):
+            mod = dl.ApplyDefaultSchedule(dl.gpu.GEMV(), dl.gpu.Fallback())(mod)
+    """
 
     def schedule(self, func, target):
         sch = Schedule(func)

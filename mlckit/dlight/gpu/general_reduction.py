@@ -55,7 +55,14 @@ def _dividing_threads(extent) -> int | None:
 
 class GeneralReduction(GPUScheduleRule):
     """Schedule a row-wise chain of reductions and a final elementwise block, one thread block
-    per row (``mlckit.dlight.gpu.GeneralReduction()``, as TVM's)."""
+    per row (``mlckit.dlight.gpu.GeneralReduction()``, as TVM's).
+
+    A rule is given to ``ApplyDefaultSchedule`` under a GPU target::
+
+        from mlckit import dlight as dl
+        with tvm.target.Target("cuda"):
+            mod = dl.ApplyDefaultSchedule(dl.gpu.GeneralReduction(), dl.gpu.Fallback())(mod)
+    """
 
     def schedule(self, func, target):
         sch = Schedule(func)

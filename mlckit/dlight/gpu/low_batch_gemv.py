@@ -91,7 +91,14 @@ def threads(len_s: int, len_r: int, limit: int) -> tuple[int, int]:
 class LowBatchGEMV(GPUScheduleRule):
     """Schedule a low-batch matrix product with a symbolic batch as GEMVs
     (``mlckit.dlight.gpu.LowBatchGEMV()``, as TVM's).  ``bucket`` is TVM's batch padding,
-    accepted for compatibility: mlckit computes one batch row per thread block."""
+    accepted for compatibility: mlckit computes one batch row per thread block.
+
+    A rule is given to ``ApplyDefaultSchedule`` under a GPU target::
+
+        from mlckit import dlight as dl
+        with tvm.target.Target("cuda"):
+            mod = dl.ApplyDefaultSchedule(dl.gpu.LowBatchGEMV(), dl.gpu.Fallback())(mod)
+    """
 
     def __init__(self, bucket: int = 4):
         self.bucket = bucket

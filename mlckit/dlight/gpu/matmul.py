@@ -58,7 +58,14 @@ __all__ = ["Matmul"]
 
 class Matmul(GPUScheduleRule):
     """Schedule a (batched) matmul with shared-memory tiles and register micro-tiles
-    (``mlckit.dlight.gpu.Matmul()``, as TVM's CUDA configuration)."""
+    (``mlckit.dlight.gpu.Matmul()``, as TVM's CUDA configuration).
+
+    A rule is given to ``ApplyDefaultSchedule`` under a GPU target::
+
+        from mlckit import dlight as dl
+        with tvm.target.Target("cuda"):
+            mod = dl.ApplyDefaultSchedule(dl.gpu.Matmul(), dl.gpu.Fallback())(mod)
+    """
 
     # TVM's configuration for CUDA
     block_size_x, block_size_y = 8, 16

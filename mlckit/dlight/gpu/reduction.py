@@ -92,7 +92,14 @@ def is_intermediate(sch, buffer) -> bool:
 
 class Reduction(GPUScheduleRule):
     """Schedule a plain reduction ``X[s] += Y`` with threads cooperating on each output
-    (``mlckit.dlight.gpu.Reduction()``, as TVM's)."""
+    (``mlckit.dlight.gpu.Reduction()``, as TVM's).
+
+    A rule is given to ``ApplyDefaultSchedule`` under a GPU target::
+
+        from mlckit import dlight as dl
+        with tvm.target.Target("cuda"):
+            mod = dl.ApplyDefaultSchedule(dl.gpu.Reduction(), dl.gpu.Fallback())(mod)
+    """
 
     def schedule(self, func, target):
         sch = Schedule(func)

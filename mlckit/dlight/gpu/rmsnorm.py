@@ -86,7 +86,14 @@ def row_split(extent, num_tx: int) -> tuple[int, int] | None:
 
 class RMSNorm(GPUScheduleRule):
     """Schedule an RMS norm kernel, one thread block per row (``mlckit.dlight.gpu.RMSNorm()``,
-    as TVM's)."""
+    as TVM's).
+
+    A rule is given to ``ApplyDefaultSchedule`` under a GPU target::
+
+        from mlckit import dlight as dl
+        with tvm.target.Target("cuda"):
+            mod = dl.ApplyDefaultSchedule(dl.gpu.RMSNorm(), dl.gpu.Fallback())(mod)
+    """
 
     def schedule(self, func, target):
         num_tx = NUM_TX.get(target.kind.name, NUM_TX[None])

@@ -69,7 +69,14 @@ def packed_factor(block: S.Block) -> int:
 
 class Transpose(GPUScheduleRule):
     """Schedule a 2-D transpose through shared memory (``mlckit.dlight.gpu.Transpose()``, as
-    TVM's)."""
+    TVM's).
+
+    A rule is given to ``ApplyDefaultSchedule`` under a GPU target::
+
+        from mlckit import dlight as dl
+        with tvm.target.Target("cuda"):
+            mod = dl.ApplyDefaultSchedule(dl.gpu.Transpose(), dl.gpu.Fallback())(mod)
+    """
 
     def schedule(self, func, target):
         len_tx, len_ty, unroll = TILES.get(target.kind.name, TILES[None])

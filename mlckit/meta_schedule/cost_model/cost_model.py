@@ -14,7 +14,12 @@ from mlckit.error import TVMValueError
 
 
 class CostModel:
-    """The interface of a cost model (TVM's ``meta_schedule.CostModel``)."""
+    """The interface of a cost model (TVM's ``meta_schedule.CostModel``).
+
+    >>> from mlckit import meta_schedule as ms
+    >>> issubclass(ms.cost_model.RidgeModel, ms.cost_model.CostModel)
+    True
+    """
 
     def update(self, candidates, results) -> None:
         raise NotImplementedError

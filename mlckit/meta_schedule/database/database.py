@@ -34,7 +34,22 @@ MAX_RUN_SECS = 1e10
 
 @dataclass(eq=False)
 class Workload:
-    """A tuned module (TVM's ``Workload``): the IRModule and its structural hash."""
+    """A tuned module (TVM's ``Workload``): the IRModule and its structural hash.
+
+    >>> from mlckit.script import ir as I, tir as T
+    >>> @I.ir_module
+    ... class Mod:
+    ...     @T.prim_func
+    ...     def copy(a: T.Buffer((4,), "float32"), b: T.Buffer((4,), "float32")):
+    ...         for i in range(4):
+    ...             with T.block("B"):
+    ...                 vi = T.axis.spatial(4, i)
+    ...                 b[vi] = a[vi]
+    >>> import mlckit as tvm
+    >>> from mlckit import meta_schedule as ms
+    >>> ms.database.Workload(Mod).shash == tvm.ir.structural_hash(Mod)
+    True
+    """
 
     mod: IRModule
     shash: int = field(default=0)
@@ -50,6 +65,24 @@ class TuningRecord:
 
     ``trace`` replays the candidate on the workload's module; ``run_secs`` are the
     measured seconds per run (one per repeat), ``[1e10]`` when it failed.
+
+    >>> from mlckit.script import ir as I, tir as T
+    >>> @I.ir_module
+    ... class Mod:
+    ...     @T.prim_func
+    ...     def copy(a: T.Buffer((4,), "float32"), b: T.Buffer((4,), "float32")):
+    ...         for i in range(4):
+    ...             with T.block("B"):
+    ...                 vi = T.axis.spatial(4, i)
+    ...                 b[vi] = a[vi]
+    >>> import mlckit as tvm
+    >>> from mlckit import meta_schedule as ms, tir
+    >>> sch = tir.Schedule(Mod)
+    >>> _ = sch.get_block("B", func_name="copy")
+    >>> workload = ms.database.Workload(Mod)
+    >>> record = ms.database.TuningRecord(sch.trace, workload, run_secs=[2e-6, 1e-6])
+    >>> record.run_secs
+    [2e-06, 1e-06]
     """
 
     trace: object
@@ -91,7 +124,12 @@ def is_valid(run_secs) -> bool:
 
 
 class Database:
-    """The interface of a tuning database (TVM's ``meta_schedule.database.Database``)."""
+    """The interface of a tuning database (TVM's ``meta_schedule.database.Database``).
+
+    >>> from mlckit import meta_schedule as ms
+    >>> issubclass(ms.database.MemoryDatabase, ms.database.Database), issubclass(ms.database.JSONDatabase, ms.database.Database)
+    (True, True)
+    """
 
     _current: list[Database] = []
 

@@ -31,7 +31,29 @@ from .database import Database, TuningRecord, Workload
 
 
 class JSONDatabase(Database):
-    """A database kept in ``work_dir``'s two JSON-lines files (TVM's ``JSONDatabase``)."""
+    """A database kept in ``work_dir``'s two JSON-lines files (TVM's ``JSONDatabase``).
+
+    >>> from mlckit.script import ir as I, tir as T
+    >>> @I.ir_module
+    ... class Mod:
+    ...     @T.prim_func
+    ...     def copy(a: T.Buffer((4,), "float32"), b: T.Buffer((4,), "float32")):
+    ...         for i in range(4):
+    ...             with T.block("B"):
+    ...                 vi = T.axis.spatial(4, i)
+    ...                 b[vi] = a[vi]
+    >>> import mlckit as tvm
+    >>> from mlckit import meta_schedule as ms, tir
+    >>> sch = tir.Schedule(Mod)
+    >>> _ = sch.get_block("B", func_name="copy")
+    >>> import os, tempfile
+    >>> work_dir = tempfile.mkdtemp()
+    >>> db = ms.database.JSONDatabase(work_dir=work_dir)
+    >>> workload = db.commit_workload(Mod)
+    >>> db.commit_tuning_record(ms.database.TuningRecord(sch.trace, workload, [1e-6], tvm.target.Target("llvm")))
+    >>> sorted(os.listdir(work_dir))
+    ['database_tuning_record.json', 'database_workload.json']
+    """
 
     def __init__(self, path_workload: str | None = None, path_tuning_record: str | None = None,
                  work_dir: str | None = None, allow_missing: bool = True,

@@ -64,7 +64,12 @@ class RunnerFuture:
 
 
 class Runner:
-    """The interface of a runner (TVM's ``meta_schedule.runner.Runner``)."""
+    """The interface of a runner (TVM's ``meta_schedule.runner.Runner``).
+
+    >>> from mlckit import meta_schedule as ms
+    >>> issubclass(ms.runner.LocalRunner, ms.runner.Runner)
+    True
+    """
 
     def run(self, inputs: list[RunnerInput]) -> list[RunnerFuture]:
         raise NotImplementedError

@@ -26,7 +26,25 @@ from mlckit.tir.schedule import Schedule, Trace
 
 @dataclass(eq=False)
 class MeasureCandidate:
-    """A schedule to measure (TVM's ``MeasureCandidate``) and what the search keeps of it."""
+    """A schedule to measure (TVM's ``MeasureCandidate``) and what the search keeps of it.
+
+    >>> from mlckit.script import ir as I, tir as T
+    >>> @I.ir_module
+    ... class Mod:
+    ...     @T.prim_func
+    ...     def copy(a: T.Buffer((4,), "float32"), b: T.Buffer((4,), "float32")):
+    ...         for i in range(4):
+    ...             with T.block("B"):
+    ...                 vi = T.axis.spatial(4, i)
+    ...                 b[vi] = a[vi]
+    >>> import mlckit as tvm
+    >>> from mlckit import meta_schedule as ms, tir
+    >>> sch = tir.Schedule(Mod)
+    >>> _ = sch.get_block("B", func_name="copy")
+    >>> candidate = ms.MeasureCandidate(sch, args_info=[])
+    >>> candidate.sch is sch
+    True
+    """
 
     sch: Schedule
     args_info: list
@@ -61,7 +79,12 @@ def replay(mod, trace_json, seed: int, postprocs, keep_decisions: bool = True):
 
 
 class SearchStrategy:
-    """The interface of a search strategy (TVM's ``meta_schedule.SearchStrategy``)."""
+    """The interface of a search strategy (TVM's ``meta_schedule.SearchStrategy``).
+
+    >>> from mlckit import meta_schedule as ms
+    >>> issubclass(ms.search_strategy.EvolutionarySearch, ms.search_strategy.SearchStrategy)
+    True
+    """
 
     def initialize_with_tune_context(self, context) -> None:
         self.context = context

@@ -23,7 +23,12 @@ from ..schedule_rule import ScheduleRule
 
 
 class SpaceGenerator:
-    """The interface of a space generator (TVM's ``meta_schedule.SpaceGenerator``)."""
+    """The interface of a space generator (TVM's ``meta_schedule.SpaceGenerator``).
+
+    >>> from mlckit import meta_schedule as ms
+    >>> issubclass(ms.space_generator.PostOrderApply, ms.space_generator.SpaceGenerator)
+    True
+    """
 
     def __init__(self, sch_rules="from-target", postprocs="from-target",
                  mutator_probs="from-target"):

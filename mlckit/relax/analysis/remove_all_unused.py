@@ -65,7 +65,19 @@ def remove_all_unused(func: Expr) -> Expr:
 def contains_impure_call(expr: Any) -> bool:
     """True when ``expr`` calls something with side effects (an impure op such as
     ``R.print``, a packed function called with ``R.call_packed``, an impure function);
-    nested functions are not entered, as TVM's ``ContainsImpureCall``."""
+    nested functions are not entered, as TVM's ``ContainsImpureCall``.
+
+    >>> from mlckit.relax import analysis
+    >>> from mlckit.script import ir as I, relax as R
+    >>> @I.ir_module
+    ... class Logged:
+    ...     @R.function(pure=False)
+    ...     def main(x: R.Tensor((2,), "float32")):
+    ...         R.print(x, format="{}")
+    ...         return x
+    >>> analysis.contains_impure_call(Logged["main"].body)
+    True
+    """
     if isinstance(expr, Function):
         return False
     if isinstance(expr, Call) and is_impure_call(expr):

@@ -57,7 +57,15 @@ from ..struct_info import (
 
 # -- deduction ---------------------------------------------------------------------------------
 def infer_struct_info(expr: Expr) -> StructInfo:
-    """The struct info of ``expr`` (raises ``StructInfoError`` saying why it cannot be deduced)."""
+    """The struct info of ``expr`` (raises ``StructInfoError`` saying why it cannot be deduced).
+
+    >>> from mlckit import relax
+    >>> from mlckit.relax import analysis
+    >>> from mlckit.script import relax as R
+    >>> x = relax.Var("x", relax.TensorStructInfo([2, 4], "float32"))
+    >>> analysis.infer_struct_info(R.add(x, x))
+    R.Tensor((2, 4), dtype="float32")
+    """
     rule = _RULES.get(type(expr))
     if rule is None:
         for cls, fn in _RULES.items():
@@ -176,6 +184,16 @@ def derive_call_ret_struct_info(finfo: FuncStructInfo, call: Call) -> StructInfo
 
     ``f(x: R.Tensor(("n", 784))) -> R.Tensor(("n", 128))`` called with a ``(m, 784)`` tensor
     returns ``R.Tensor((m, 128))``; dims that cannot be resolved make the shape unknown.
+
+    >>> from mlckit import relax, tir
+    >>> from mlckit.relax import analysis
+    >>> n = tir.Var("n", "int64")
+    >>> t_n = relax.TensorStructInfo([n, 4], "float32")
+    >>> t_2 = relax.TensorStructInfo([2, 4], "float32")
+    >>> f = relax.Var("f", relax.FuncStructInfo([t_n], t_n))
+    >>> y = relax.Var("y", relax.TensorStructInfo([8, 4], "float32"))
+    >>> analysis.derive_call_ret_struct_info(f.struct_info, relax.Call(f, [y]))
+    R.Tensor((8, 4), dtype="float32")
     """
     if finfo.params is None:  # opaque: derived from sinfo_args, as packed functions
         return call.sinfo_args[0] if call.sinfo_args else finfo.ret
@@ -280,7 +298,16 @@ def _erase(sinfo: StructInfo, mapping: dict, param_vars: set) -> StructInfo:
 
 # -- generic helpers over TIR expressions inside struct infos ---------------------------------
 def collect_tir_vars(obj: Any) -> list:
-    """The TIR Vars appearing in ``obj`` (a StructInfo, PrimExpr, list …), first use first."""
+    """The TIR Vars appearing in ``obj`` (a StructInfo, PrimExpr, list …), first use first.
+
+    >>> from mlckit import relax, tir
+    >>> from mlckit.relax import analysis
+    >>> n = tir.Var("n", "int64")
+    >>> t_n = relax.TensorStructInfo([n, 4], "float32")
+    >>> t_2 = relax.TensorStructInfo([2, 4], "float32")
+    >>> analysis.collect_tir_vars(t_n)
+    [n]
+    """
     out: list = []
     seen: set = set()
 
@@ -307,7 +334,16 @@ def collect_tir_vars(obj: Any) -> list:
 
 
 def substitute_tir_vars(obj: Any, mapping: dict) -> Any:
-    """``obj`` with TIR Vars replaced by ``mapping[var]`` (new nodes; ``obj`` is untouched)."""
+    """``obj`` with TIR Vars replaced by ``mapping[var]`` (new nodes; ``obj`` is untouched).
+
+    >>> from mlckit import relax, tir
+    >>> from mlckit.relax import analysis
+    >>> n = tir.Var("n", "int64")
+    >>> t_n = relax.TensorStructInfo([n, 4], "float32")
+    >>> t_2 = relax.TensorStructInfo([2, 4], "float32")
+    >>> analysis.substitute_tir_vars(t_n, {n: tir.IntImm("int64", 8)})
+    R.Tensor((8, 4), dtype="float32")
+    """
     if not mapping:
         return obj
 
@@ -346,7 +382,16 @@ def prim_equal(a, b) -> bool:
 
 # -- lattice: least common ancestor, base-of ---------------------------------------------------
 def struct_info_lca(a: StructInfo, b: StructInfo) -> StructInfo:
-    """The most precise struct info describing both ``a`` and ``b`` (branches of an ``if``)."""
+    """The most precise struct info describing both ``a`` and ``b`` (branches of an ``if``).
+
+    >>> from mlckit import relax, tir
+    >>> from mlckit.relax import analysis
+    >>> n = tir.Var("n", "int64")
+    >>> t_n = relax.TensorStructInfo([n, 4], "float32")
+    >>> t_2 = relax.TensorStructInfo([2, 4], "float32")
+    >>> analysis.struct_info_lca(t_2, relax.TensorStructInfo([3, 4], "float32"))
+    R.Tensor(dtype="float32", ndim=2)
+    """
     from mlckit.ir.structural import structural_equal
 
     if structural_equal(a, b):
@@ -369,7 +414,17 @@ def struct_info_lca(a: StructInfo, b: StructInfo) -> StructInfo:
 def is_base_of(base: StructInfo, derived: StructInfo) -> bool:
     """True when every value described by ``derived`` is described by ``base`` (``base`` is
     at most as precise), as TVM's ``IsBaseOf``: ``R.Tensor(ndim=1)`` is a base of
-    ``R.Tensor((n,), "float32")``; symbolic dims must be the same variables."""
+    ``R.Tensor((n,), "float32")``; symbolic dims must be the same variables.
+
+    >>> from mlckit import relax, tir
+    >>> from mlckit.relax import analysis
+    >>> n = tir.Var("n", "int64")
+    >>> t_n = relax.TensorStructInfo([n, 4], "float32")
+    >>> t_2 = relax.TensorStructInfo([2, 4], "float32")
+    >>> t_any = relax.TensorStructInfo(ndim=2, dtype="float32")
+    >>> analysis.is_base_of(t_any, t_2), analysis.is_base_of(t_2, t_any)
+    (True, False)
+    """
     if isinstance(base, ObjectStructInfo):
         return True
     if type(base) is not type(derived):
@@ -404,14 +459,33 @@ def is_base_of(base: StructInfo, derived: StructInfo) -> bool:
 
 def statically_compatible(annotation: StructInfo, value: StructInfo) -> bool:
     """False only when ``value`` can never satisfy ``annotation`` (TVM's ``kFailL0``: kind,
-    dtype, ndim or constant dims differ); what could hold at run time is accepted."""
+    dtype, ndim or constant dims differ); what could hold at run time is accepted.
+
+    >>> from mlckit import relax, tir
+    >>> from mlckit.relax import analysis
+    >>> n = tir.Var("n", "int64")
+    >>> t_n = relax.TensorStructInfo([n, 4], "float32")
+    >>> t_2 = relax.TensorStructInfo([2, 4], "float32")
+    >>> t_3 = relax.TensorStructInfo([3, 4], "float32")
+    >>> analysis.statically_compatible(t_2, t_3), analysis.statically_compatible(t_n, t_2)
+    (False, True)
+    """
     if isinstance(value, ObjectStructInfo):
         return True
     return _match(annotation, value, {}, strict=False)
 
 
 def erase_to_well_defined(sinfo: StructInfo, defined: set) -> StructInfo:
-    """``sinfo`` with shapes mentioning TIR vars not in ``defined`` (ids) made unknown."""
+    """``sinfo`` with shapes mentioning TIR vars not in ``defined`` (ids) made unknown.
+
+    >>> from mlckit import relax, tir
+    >>> from mlckit.relax import analysis
+    >>> n = tir.Var("n", "int64")
+    >>> t_n = relax.TensorStructInfo([n, 4], "float32")
+    >>> t_2 = relax.TensorStructInfo([2, 4], "float32")
+    >>> analysis.erase_to_well_defined(t_n, set())
+    R.Tensor(dtype="float32", ndim=2)
+    """
 
     def bad(exprs) -> bool:
         return any(id(v) not in defined for e in exprs for v in collect_tir_vars(e))
@@ -432,7 +506,15 @@ def erase_to_well_defined(sinfo: StructInfo, defined: set) -> StructInfo:
 
 
 def is_leaf(expr) -> bool:
-    """Leaves may appear as call arguments without a binding (TVM's ANF)."""
+    """Leaves may appear as call arguments without a binding (TVM's ANF).
+
+    >>> from mlckit import relax
+    >>> from mlckit.relax import analysis
+    >>> from mlckit.script import relax as R
+    >>> x = relax.Var("x", relax.TensorStructInfo([2, 4], "float32"))
+    >>> analysis.is_leaf(x), analysis.is_leaf(R.add(x, x))
+    (True, False)
+    """
     from ..expr import DataTypeImm as _D
 
     return isinstance(expr, (Var, Constant, ShapeExpr, PrimValue, StringImm, _D, ExternFunc,
@@ -459,7 +541,16 @@ def describe_prim(e) -> str:
 
 
 def describe_struct_info(sinfo: Any) -> str:
-    """Short TVMScript-like text of a struct info, for error messages."""
+    """Short TVMScript-like text of a struct info, for error messages.
+
+    >>> from mlckit import relax, tir
+    >>> from mlckit.relax import analysis
+    >>> n = tir.Var("n", "int64")
+    >>> t_n = relax.TensorStructInfo([n, 4], "float32")
+    >>> t_2 = relax.TensorStructInfo([2, 4], "float32")
+    >>> analysis.describe_struct_info(t_n)
+    'R.Tensor((n, 4), "float32")'
+    """
     if isinstance(sinfo, TensorStructInfo):
         parts = []
         if sinfo.dims is not None:

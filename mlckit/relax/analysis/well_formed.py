@@ -348,7 +348,18 @@ class _Checker:
 
 
 def check_well_formed(obj: Any, source: str | None = None) -> None:
-    """Raise ``DiagnosticError`` at the first rule ``obj`` (IRModule or Function) breaks."""
+    """Raise ``DiagnosticError`` at the first rule ``obj`` (IRModule or Function) breaks.
+
+    >>> from mlckit.relax import analysis
+    >>> from mlckit.script import ir as I, relax as R
+    >>> @I.ir_module
+    ... class Logged:
+    ...     @R.function(pure=False)
+    ...     def main(x: R.Tensor((2,), "float32")):
+    ...         R.print(x, format="{}")
+    ...         return x
+    >>> analysis.check_well_formed(Logged)  # raises a DiagnosticError when a rule is broken
+    """
     if isinstance(obj, IRModule):
         for gv, func in obj.functions.items():
             if isinstance(func, Function):
@@ -358,7 +369,19 @@ def check_well_formed(obj: Any, source: str | None = None) -> None:
 
 
 def well_formed(obj: Any) -> bool:
-    """True when ``obj`` (IRModule or relax Function) is well formed (see module doc)."""
+    """True when ``obj`` (IRModule or relax Function) is well formed (see module doc).
+
+    >>> from mlckit.relax import analysis
+    >>> from mlckit.script import ir as I, relax as R
+    >>> @I.ir_module
+    ... class Logged:
+    ...     @R.function(pure=False)
+    ...     def main(x: R.Tensor((2,), "float32")):
+    ...         R.print(x, format="{}")
+    ...         return x
+    >>> analysis.well_formed(Logged)
+    True
+    """
     try:
         check_well_formed(obj)
     except DiagnosticError:

@@ -35,7 +35,20 @@ from ..struct_info import (
 
 
 class StructInfoError(TVMValueError):
-    """The struct info of a call cannot be deduced (wrong argument kinds or counts)."""
+    """The struct info of a call cannot be deduced (wrong argument kinds or counts).
+
+    >>> from mlckit import relax
+    >>> from mlckit.relax import analysis
+    >>> from mlckit.script import relax as R
+    >>> x = relax.Var("x", relax.TensorStructInfo([2, 4], "float32"))
+    >>> z = relax.Var("z", relax.TensorStructInfo([3, 5], "float32"))
+    >>> try:
+    ...     analysis.infer_struct_info(R.add(x, z))
+    ... except relax.op.StructInfoError as err:
+    ...     message = str(err)
+    >>> message
+    'relax.add: cannot broadcast x1 (2, 4) and x2 (3, 5): dim 1 of x1 is 4 and dim 1 of x2 is 5 (neither is 1)'
+    """
 
 
 def _void() -> TupleStructInfo:
@@ -239,7 +252,15 @@ def _infer_call_pure_packed(call: Call) -> StructInfo:
 
 # -- print / assert ---------------------------------------------------------------------------
 def print(*values, format="") -> Call:  # noqa: A001 - TVM's name
-    """Print values at run time (impure). ``R.print(x, format="x: {}")``."""
+    """Print values at run time (impure). ``R.print(x, format="x: {}")``.
+
+    >>> from mlckit import relax
+    >>> from mlckit.relax import analysis
+    >>> from mlckit.script import relax as R
+    >>> x = relax.Var("x", relax.TensorStructInfo([2, 4], "float32"))
+    >>> relax.op.print(x, format="x={}")
+    R.print(x, format=R.str("x={}"))
+    """
     fmt = StringImm(format) if isinstance(format, str) else format
     return Call(Op.get("relax.print"), [fmt, *[_as_expr(v, "R.print") for v in values]])
 
@@ -285,7 +306,16 @@ def _infer_assert(call: Call) -> StructInfo:
 
 # -- shape_of / null_value --------------------------------------------------------------------
 def shape_of(expr) -> Call:
-    """The shape of a tensor as a Relax value. ``s = R.shape_of(x)``."""
+    """The shape of a tensor as a Relax value. ``s = R.shape_of(x)``.
+
+    >>> from mlckit import relax
+    >>> from mlckit.relax import analysis
+    >>> from mlckit.script import relax as R
+    >>> x = relax.Var("x", relax.TensorStructInfo([2, 4], "float32"))
+    >>> s = relax.op.shape_of(x)
+    >>> s, s.struct_info
+    (R.shape_of(x), R.Shape([2, 4]))
+    """
     return Call(Op.get("relax.shape_of"), [_as_expr(expr, "R.shape_of")])
 
 
@@ -304,7 +334,12 @@ def _infer_shape_of(call: Call) -> StructInfo:
 
 
 def null_value() -> Call:
-    """A null object value. ``R.null_value()``."""
+    """A null object value. ``R.null_value()``.
+
+    >>> from mlckit import relax
+    >>> relax.op.null_value(), relax.op.null_value().struct_info
+    (R.null_value(), R.Object)
+    """
     return Call(Op.get("relax.null_value"), [])
 
 

@@ -196,7 +196,15 @@ def _lower_permute_dims(bb, call: Call):
 # -- flatten ----------------------------------------------------------------------------------
 @def_op("relax.flatten", arguments=("x",))
 def flatten(x) -> Call:
-    """``x`` as a 1-D tensor. ``lv = R.flatten(x)``  # (2, 3, 4) -> (24,)."""
+    """``x`` as a 1-D tensor. ``lv = R.flatten(x)``  # (2, 3, 4) -> (24,).
+
+    >>> from mlckit import relax
+    >>> from mlckit.relax import analysis
+    >>> from mlckit.script import relax as R
+    >>> x = relax.Var("x", relax.TensorStructInfo([2, 4], "float32"))
+    >>> relax.op.flatten(x).struct_info
+    R.Tensor((8,), dtype="float32")
+    """
     return Call(flatten.op, [as_expr(x, "relax.flatten", "x")])
 
 

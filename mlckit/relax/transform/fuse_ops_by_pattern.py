@@ -78,7 +78,15 @@ class PatternCheckContext:
     """What a pattern's ``check`` sees about one match: ``matched_expr`` (the root value),
     ``annotated_expr`` (annotation name → matched expression), ``matched_bindings`` (variable
     → value for the bindings the group takes), ``var_usages`` (variable → the variables whose
-    bindings use it) and ``value_to_bound_var`` (value → its variable)."""
+    bindings use it) and ``value_to_bound_var`` (value → its variable).
+
+    A pattern's check receives one and may refuse the match::
+
+        def only_square(ctx: PatternCheckContext) -> bool:
+            return ctx.annotated_expr["lhs"].struct_info.shape == ctx.annotated_expr["rhs"].struct_info.shape
+
+        FuseOpsByPattern([("dnnl.matmul", matmul_pattern, annotations, only_square)])
+    """
 
     def __init__(self, matched_expr, annotated_expr, matched_bindings, var_usages,
                  value_to_bound_var):

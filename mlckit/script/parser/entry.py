@@ -78,7 +78,18 @@ def in_class_body(depth: int) -> bool:
 
 
 def parse(program: Any, extra_vars: dict[str, Any] | None = None) -> Any:
-    """Parse a decorated function or class (or TVMScript text) into IR."""
+    """Parse a decorated function or class (or TVMScript text) into IR.
+
+    >>> import mlckit as tvm
+    >>> func = tvm.script.parse('''
+    ... @T.prim_func
+    ... def zero(a: T.Buffer((4,), "float32")):
+    ...     for i in range(4):
+    ...         a[i] = T.float32(0)
+    ... ''')
+    >>> type(func).__name__
+    'PrimFunc'
+    """
     source = Source.from_string(program) if isinstance(program, str) else Source.from_object(program)
     env = default_vars()
     env.update(extra_vars or {})

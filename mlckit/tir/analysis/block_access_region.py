@@ -362,7 +362,21 @@ def get_block_access_region(block: S.Block, visible_buffers) -> tuple[list, list
 
     ``visible_buffers`` are the buffers defined outside the block (parameters, allocations
     of enclosing blocks); accesses to other buffers (the block's own allocations) are not
-    listed."""
+    listed.
+
+    >>> from mlckit import tir
+    >>> from mlckit.script import tir as T
+    >>> @T.prim_func
+    ... def copy(a: T.Buffer((4,), "float32"), b: T.Buffer((4,), "float32")):
+    ...     for i in range(4):
+    ...         with T.block("B"):
+    ...             vi = T.axis.spatial(4, i)
+    ...             b[vi] = a[vi]
+    >>> loop = copy.body.block.body
+    >>> block = loop.body.block
+    >>> tir.analysis.get_block_access_region(block, [copy.buffer_map[p] for p in copy.params])
+    ([a[vi]], [b[vi]])
+    """
     visible = {id(b): b for b in visible_buffers}
     det = _Detector(visible, block)
     det.stmt(block)

@@ -19,7 +19,13 @@ from ..expr import Var
 
 
 def var_ids(obj: Any, out: set | None = None) -> set[int]:
-    """Ids of the variables occurring in ``obj`` (statements, expressions, lists of them)."""
+    """Ids of the variables occurring in ``obj`` (statements, expressions, lists of them).
+
+    >>> from mlckit import tir
+    >>> x, y = tir.Var("x", "int32"), tir.Var("y", "int32")
+    >>> tir.analysis.var_ids(x + y * 2) == {id(x), id(y)}
+    True
+    """
     out = set() if out is None else out
     if isinstance(obj, Var):
         out.add(id(obj))

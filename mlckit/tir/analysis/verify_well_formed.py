@@ -32,7 +32,20 @@ from .block_access_region import Interval, Point, eval_set
 
 
 def verify_well_formed(func: PrimFunc, source: str | None = None) -> bool:
-    """Check ``func``; raise ``DiagnosticError`` (rendered with ``source`` if given)."""
+    """Check ``func``; raise ``DiagnosticError`` (rendered with ``source`` if given).
+
+    >>> from mlckit import tir
+    >>> from mlckit.script import tir as T
+    >>> @T.prim_func
+    ... def copy(a: T.Buffer((4,), "float32"), b: T.Buffer((4,), "float32")):
+    ...     for i in range(4):
+    ...         with T.block("B"):
+    ...             vi = T.axis.spatial(4, i)
+    ...             b[vi] = a[vi]
+    >>> loop = copy.body.block.body
+    >>> tir.analysis.verify_well_formed(copy)
+    True
+    """
     _Verifier(func, source).run()
     return True
 

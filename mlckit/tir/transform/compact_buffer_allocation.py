@@ -73,7 +73,25 @@ __all__ = ["compact_buffer_allocation"]
 
 def compact_buffer_allocation(func: PrimFunc, gpu: bool = False) -> PrimFunc:
     """``func`` with every allocated buffer shrunk to the region one LCA iteration uses
-    (``gpu``: thread-aware, see the module's docstring)."""
+    (``gpu``: thread-aware, see the module's docstring).
+
+    >>> from mlckit import tir
+    >>> from mlckit.script import tir as T
+    >>> @T.prim_func
+    ... def f(a: T.Buffer((4,), "float32"), c: T.Buffer((4,), "float32")):
+    ...     b = T.alloc_buffer((16,), "float32")
+    ...     for i in range(4):
+    ...         with T.block("B"):
+    ...             vi = T.axis.spatial(4, i)
+    ...             b[vi] = a[vi] * 2.0
+    ...     for i in range(4):
+    ...         with T.block("C"):
+    ...             vi = T.axis.spatial(4, i)
+    ...             c[vi] = b[vi]
+    >>> compact = tir.transform.CompactBufferAllocation(f)
+    >>> compact.body.block.alloc_buffers[0].shape
+    [4]
+    """
     if not isinstance(func, PrimFunc):
         raise TVMTypeError(f"compact_buffer_allocation expects a tir.PrimFunc, got "
                         f"{type(func).__name__}")

@@ -29,7 +29,14 @@ from .pad import pad
 def get_pad_tuple_generic(padding, kernel: list) -> tuple[list, list]:
     """``(pad_begin, pad_end)`` per spatial dimension from an int, ``len(kernel)`` values
     (both sides), ``2 * len(kernel)`` values (all befores, then all afters), ``"VALID"`` or
-    ``"SAME"`` (TVM's rule: the extra padding of an odd total goes before)."""
+    ``"SAME"`` (TVM's rule: the extra padding of an odd total goes before).
+
+    >>> from mlckit import topi
+    >>> topi.nn.get_pad_tuple_generic(1, [3, 3])
+    ([1, 1], [1, 1])
+    >>> topi.nn.get_pad_tuple_generic("VALID", [3, 3])
+    ([0, 0], [0, 0])
+    """
     dims = len(kernel)
     if isinstance(padding, (tuple, list)):
         if len(padding) == dims:

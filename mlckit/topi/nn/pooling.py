@@ -234,5 +234,11 @@ def adaptive_pool(data: te.Tensor, output_size, pool_type: str,
 
 
 def global_pool(data: te.Tensor, pool_type: str, layout: str = "NCHW") -> te.Tensor:
-    """Pooling of all of H and W to 1 x 1. ``Y = topi.nn.global_pool(X, "avg")``."""
+    """Pooling of all of H and W to 1 x 1. ``Y = topi.nn.global_pool(X, "avg")``.
+
+    >>> from mlckit import te, topi
+    >>> X = te.placeholder((1, 3, 8, 8), "float32", name="X")
+    >>> topi.nn.global_pool(X, "avg").shape
+    [1, 3, 1, 1]
+    """
     return adaptive_pool(data, (1, 1), pool_type, layout)

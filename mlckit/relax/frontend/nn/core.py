@@ -42,16 +42,37 @@ _DEFAULT_DTYPE = "float32"
 
 
 class NotTracingError(TVMError):
-    """An ``nn`` layer or operator used outside ``export_tvm``: nn.Modules only trace."""
+    """An ``nn`` layer or operator used outside ``export_tvm``: nn.Modules only trace.
+
+    >>> from mlckit.relax.frontend import nn
+    >>> x = nn.Tensor.placeholder([2], "float32", name="x")
+    >>> try:
+    ...     nn.op.relu(x)
+    ... except nn.NotTracingError as err:
+    ...     print(str(err)[:56])
+    nn operator 'relu' is used outside export_tvm: nn.Module
+    """
 
 
 def get_default_dtype() -> str:
-    """The dtype of parameters created without one (``"float32"`` unless changed)."""
+    """The dtype of parameters created without one (``"float32"`` unless changed).
+
+    >>> from mlckit.relax.frontend import nn
+    >>> nn.get_default_dtype()
+    'float32'
+    """
     return _DEFAULT_DTYPE
 
 
 def set_default_dtype(dtype: str) -> None:
-    """Change the dtype of parameters created without one: ``set_default_dtype("float16")``."""
+    """Change the dtype of parameters created without one: ``set_default_dtype("float16")``.
+
+    >>> from mlckit.relax.frontend import nn
+    >>> nn.set_default_dtype("float16")
+    >>> nn.Linear(2, 2).weight.dtype
+    'float16'
+    >>> nn.set_default_dtype("float32")
+    """
     global _DEFAULT_DTYPE  # noqa: PLW0603 - TVM's process-wide setting
     _DEFAULT_DTYPE = str(dtype)
 
@@ -259,7 +280,12 @@ class Parameter(Tensor):
 
 class Object:
     """A non-tensor value of a traced model (e.g. a KV cache handle): a Relax expression
-    whose struct info is ``R.Object``."""
+    whose struct info is ``R.Object``.
+
+    Made while tracing, as the value of a packed call that returns an object::
+
+        cache = nn.op.extern("vm.builtin.attention_kv_cache_create", [...], out=...)
+    """
 
     def __init__(self, *, _expr: rx.Expr, _name: str) -> None:
         if not isinstance(_expr, rx.Var):
@@ -275,7 +301,12 @@ class Effect:
     (``IOEffect`` for printing in ``debug`` mode).  Subclasses implement:
     ``emit_init(name, bb)`` (its initial values, in ``_initialize_effect``),
     ``create(name)`` (the function inputs), ``set_state(vars)`` and ``finalize()`` (the
-    outputs)."""
+    outputs).
+
+    >>> from mlckit.relax.frontend import nn
+    >>> issubclass(nn.IOEffect, nn.Effect)
+    True
+    """
 
     def emit_init(self, name_hint: str, builder: BlockBuilder) -> list:
         raise NotImplementedError
@@ -296,7 +327,21 @@ class Effect:
 # -- modules ------------------------------------------------------------------------------------
 class Module:
     """The base of layers and models: subclass it, assign ``Parameter``s and sub-modules as
-    attributes in ``__init__`` and write ``forward``.  See the module doc for an example."""
+    attributes in ``__init__`` and write ``forward``.  See the module doc for an example.
+
+    >>> from mlckit.relax.frontend import nn
+    >>> class MLP(nn.Module):
+    ...     def __init__(self):
+    ...         self.fc1 = nn.Linear(4, 8)
+    ...         self.fc2 = nn.Linear(8, 2)
+    ...     def forward(self, x):
+    ...         return self.fc2(nn.op.relu(self.fc1(x)))
+    >>> mod, params = MLP().export_tvm({"forward": {"x": nn.spec.Tensor([1, 4], "float32")}})
+    >>> [name for name, _ in params]
+    ['fc1.weight', 'fc1.bias', 'fc2.weight', 'fc2.bias']
+    >>> mod["forward"].ret_struct_info
+    R.Tensor((1, 2), dtype="float32")
+    """
 
     def named_parameters(self, prefix: str = "") -> Iterator[tuple[str, Parameter]]:
         """``(name, parameter)`` pairs in attribute order, names as paths (``fc1.weight``)."""
@@ -376,7 +421,13 @@ class Module:
 
 class ModuleList(Module):
     """Sub-modules in a list, named ``0``, ``1``, … in parameter names
-    (``layers.0.weight``); calling it feeds each module's output to the next."""
+    (``layers.0.weight``); calling it feeds each module's output to the next.
+
+    >>> from mlckit.relax.frontend import nn
+    >>> layers = nn.ModuleList([nn.Linear(4, 4), nn.ReLU(), nn.Linear(4, 2)])
+    >>> len(layers), [n for n, _ in layers.named_parameters()]
+    (3, ['0.weight', '0.bias', '2.weight', '2.bias'])
+    """
 
     def __init__(self, modules: list):
         self.modules = list(modules)
@@ -409,7 +460,13 @@ class ModuleList(Module):
 
 
 class ModuleDict(Module):
-    """Sub-modules by name, named ``<key>`` in parameter names (``blocks.attn.weight``)."""
+    """Sub-modules by name, named ``<key>`` in parameter names (``blocks.attn.weight``).
+
+    >>> from mlckit.relax.frontend import nn
+    >>> blocks = nn.ModuleDict({"up": nn.Linear(4, 8), "down": nn.Linear(8, 4)})
+    >>> [n for n, _ in blocks.named_parameters()]
+    ['up.weight', 'up.bias', 'down.weight', 'down.bias']
+    """
 
     def __init__(self, modules: dict | None = None):
         self.modules = OrderedDict(modules or {})

@@ -29,7 +29,18 @@ from . import spec as _spec
 
 class ExportError(TVMError):
     """A model could not be traced with the given spec (the message names the method, its
-    argument specs and the layer where tracing failed)."""
+    argument specs and the layer where tracing failed).
+
+    >>> from mlckit.relax.frontend import nn
+    >>> class Net(nn.Module):
+    ...     def forward(self, x):
+    ...         return nn.op.matmul(x, x)
+    >>> try:
+    ...     Net().export_tvm({"forward": {"x": nn.spec.Tensor([2, 3], "float32")}})
+    ... except nn.ExportError as err:
+    ...     print(type(err).__name__)
+    ExportError
+    """
 
 
 class Exporter:

@@ -22,7 +22,13 @@ from .core import Effect, Module, Parameter, Tensor
 
 class IOEffect(Effect):
     """The effect of printing while the model runs: an opaque ``_io`` object threaded
-    through the exported functions (``export_tvm(..., debug=True)``)."""
+    through the exported functions (``export_tvm(..., debug=True)``).
+
+    >>> from mlckit.relax.frontend import nn
+    >>> effect = nn.IOEffect()
+    >>> isinstance(effect, nn.Effect)
+    True
+    """
 
     def __init__(self):
         self.effect = None
@@ -43,28 +49,66 @@ class IOEffect(Effect):
 
 # -- activations --------------------------------------------------------------------------------
 class ReLU(Module):
-    """``max(x, 0)``: ``R.nn.relu``."""
+    """``max(x, 0)``: ``R.nn.relu``.
+
+    >>> from mlckit.relax.frontend import nn
+    >>> class Net(nn.Module):
+    ...     def __init__(self):
+    ...         self.act = nn.ReLU()
+    ...     def forward(self, x):
+    ...         return self.act(x)
+    >>> mod, _ = Net().export_tvm({"forward": {"x": nn.spec.Tensor([2, 3], "float32")}})
+    >>> "R.nn.relu" in mod["forward"].script()
+    True
+    """
 
     def forward(self, x: Tensor) -> Tensor:
         return op.relu(x)
 
 
 class SiLU(Module):
-    """``x * sigmoid(x)``: ``R.nn.silu``."""
+    """``x * sigmoid(x)``: ``R.nn.silu``.
+
+    >>> from mlckit.relax.frontend import nn
+    >>> class Net(nn.Module):
+    ...     def __init__(self):
+    ...         self.act = nn.SiLU()
+    ...     def forward(self, x):
+    ...         return self.act(x)
+    >>> mod, _ = Net().export_tvm({"forward": {"x": nn.spec.Tensor([2, 3], "float32")}})
+    >>> "R.nn.silu" in mod["forward"].script()
+    True
+    """
 
     def forward(self, x: Tensor) -> Tensor:
         return op.silu(x)
 
 
 class GELU(Module):
-    """The exact GELU: ``R.nn.gelu``."""
+    """The exact GELU: ``R.nn.gelu``.
+
+    >>> from mlckit.relax.frontend import nn
+    >>> class Net(nn.Module):
+    ...     def __init__(self):
+    ...         self.act = nn.GELU()
+    ...     def forward(self, x):
+    ...         return self.act(x)
+    >>> mod, _ = Net().export_tvm({"forward": {"x": nn.spec.Tensor([2, 3], "float32")}})
+    >>> "R.nn.gelu" in mod["forward"].script()
+    True
+    """
 
     def forward(self, x: Tensor) -> Tensor:
         return op.gelu(x)
 
 
 class Identity(Module):
-    """Returns its input (useful to keep a layer's name)."""
+    """Returns its input (useful to keep a layer's name).
+
+    >>> from mlckit.relax.frontend import nn
+    >>> list(nn.Identity().named_parameters())
+    []
+    """
 
     def forward(self, x: Tensor) -> Tensor:
         return x
@@ -101,7 +145,12 @@ class Linear(Module):
 
 class Conv1D(Module):
     """1-D convolution over ``(batch, in_channels, width)``; weight
-    ``(out_channels, in_channels // groups, kernel_size)``."""
+    ``(out_channels, in_channels // groups, kernel_size)``.
+
+    >>> from mlckit.relax.frontend import nn
+    >>> [(n, p.shape, p.dtype) for n, p in nn.Conv1D(3, 8, kernel_size=3).named_parameters()]
+    [('weight', [8, 3, 3], 'float32'), ('bias', [8], 'float32')]
+    """
 
     def __init__(self, in_channels: int, out_channels: int, kernel_size: int, stride: int = 1,
                  padding: int = 0, dilation: int = 1, groups: int = 1, bias: bool = True,
@@ -145,7 +194,12 @@ class Conv2D(Module):
 
 # -- normalizations -------------------------------------------------------------------------------
 class LayerNorm(Module):
-    """Normalize over the last dims (``normalized_shape``), then ``* weight + bias``."""
+    """Normalize over the last dims (``normalized_shape``), then ``* weight + bias``.
+
+    >>> from mlckit.relax.frontend import nn
+    >>> [(n, p.shape, p.dtype) for n, p in nn.LayerNorm(8).named_parameters()]
+    [('weight', [8], 'float32'), ('bias', [8], 'float32')]
+    """
 
     def __init__(self, normalized_shape: int, eps: float = 1e-5, elementwise_affine: bool = True,
                  dtype: str | None = None):
@@ -163,7 +217,12 @@ class LayerNorm(Module):
 
 
 class RMSNorm(Module):
-    """``x / sqrt(mean(x**2 over axes) + epsilon) * weight`` (``+ bias`` if ``bias``)."""
+    """``x / sqrt(mean(x**2 over axes) + epsilon) * weight`` (``+ bias`` if ``bias``).
+
+    >>> from mlckit.relax.frontend import nn
+    >>> [(n, p.shape, p.dtype) for n, p in nn.RMSNorm(8, axes=-1, bias=False).named_parameters()]
+    [('weight', [8], 'float32')]
+    """
 
     def __init__(self, hidden_size: int, axes, epsilon: float = 1e-5, bias: bool = True,
                  dtype: str | None = None):
@@ -179,7 +238,12 @@ class RMSNorm(Module):
 
 class GroupNorm(Module):
     """Normalize each of ``num_groups`` channel groups, then ``* weight + bias`` per
-    channel."""
+    channel.
+
+    >>> from mlckit.relax.frontend import nn
+    >>> [(n, p.shape, p.dtype) for n, p in nn.GroupNorm(2, 8).named_parameters()]
+    [('weight', [8], 'float32'), ('bias', [8], 'float32')]
+    """
 
     def __init__(self, num_groups: int, num_channels: int, eps: float = 1e-5, affine: bool = True,
                  dtype: str | None = None):
@@ -197,7 +261,12 @@ class GroupNorm(Module):
 
 # -- embeddings -------------------------------------------------------------------------------------
 class Embedding(Module):
-    """Rows of ``weight`` ``(num, dim)`` looked up by integer ids of any shape."""
+    """Rows of ``weight`` ``(num, dim)`` looked up by integer ids of any shape.
+
+    >>> from mlckit.relax.frontend import nn
+    >>> [(n, p.shape, p.dtype) for n, p in nn.Embedding(10, 4).named_parameters()]
+    [('weight', [10, 4], 'float32')]
+    """
 
     def __init__(self, num, dim, dtype: str | None = None):
         self.num, self.dim = num, dim

@@ -9,6 +9,19 @@ Each emits one Relax binding into the function being traced, named after the ope
 
 ``tensor_expr_op`` (a te function), ``tensor_ir_op`` (a PrimFunc) and ``extern`` (a
 registered packed function) call code of one's own.
+
+They record IR only while a model is exported:
+
+>>> from mlckit.relax.frontend import nn
+>>> class Head(nn.Module):
+...     def forward(self, x):
+...         h = nn.op.astype(nn.op.permute(x, [1, 0]), "float16")     # (4, 2)
+...         q, k = nn.op.chunk(h, 2, dim=0)                           # (2, 2) each
+...         s = nn.op.sum(nn.op.concat([q, k], dim=1), axis=-1, keepdims=True)
+...         return nn.op.softmax(nn.op.broadcast_to(s, [2, 3]), axis=-1)
+>>> mod, params = Head().export_tvm({"forward": {"x": nn.spec.Tensor([2, 4], "float32")}})
+>>> mod["forward"].ret_struct_info
+R.Tensor((2, 3), dtype="float16")
 """
 
 from __future__ import annotations
@@ -80,37 +93,67 @@ silu = _unary(_op.nn.silu, "silu", "silu")
 
 
 def gelu(x: Tensor, approximate: str | None = None, name: str = "gelu") -> Tensor:
-    """GELU: exact (``R.nn.gelu``), or its tanh approximation with ``approximate="tanh"``."""
+    """GELU: exact (``R.nn.gelu``), or its tanh approximation with ``approximate="tanh"``.
+
+    Inside a ``forward`` being exported::
+
+        h = nn.op.gelu(x, approximate="tanh")     # R.nn.gelu_tanh
+    """
     relax_op = _op.nn.gelu_tanh if approximate == "tanh" else _op.nn.gelu
     return wrap_nested(relax_op(_expr(x, "gelu", "x")), name)
 
 
 def softmax(x: Tensor, axis: int = -1, name: str = "softmax") -> Tensor:
-    """``exp(x) / sum(exp(x))`` along ``axis``: ``nn.op.softmax(scores, axis=-1)``."""
+    """``exp(x) / sum(exp(x))`` along ``axis``: ``nn.op.softmax(scores, axis=-1)``.
+
+    Inside a ``forward`` being exported::
+
+        p = nn.op.softmax(scores, axis=-1)
+    """
     return wrap_nested(_op.nn.softmax(_expr(x, "softmax", "x"), axis), name)
 
 
 def astype(x: Tensor, dtype: str, name: str = "astype") -> Tensor:
-    """``x`` converted to ``dtype``: ``nn.op.astype(x, "float16")``."""
+    """``x`` converted to ``dtype``: ``nn.op.astype(x, "float16")``.
+
+    Inside a ``forward`` being exported::
+
+        h = nn.op.astype(x, "float16")
+    """
     return wrap_nested(_op.astype(_expr(x, "astype", "x"), dtype), name)
 
 
 def where(condition: Tensor, x1: Tensor, x2: Tensor, name: str = "where") -> Tensor:
-    """``x1`` where ``condition`` is true, else ``x2`` (broadcasting): ``R.where``."""
+    """``x1`` where ``condition`` is true, else ``x2`` (broadcasting): ``R.where``.
+
+    Inside a ``forward`` being exported::
+
+        y = nn.op.where(mask, x, nn.op.zeros(x.shape))
+    """
     return wrap_nested(_op.where(_expr(condition, "where", "condition"),
                                  _expr(x1, "where", "x1"), _expr(x2, "where", "x2")), name)
 
 
 # -- linear algebra -------------------------------------------------------------------------------
 def matmul(a: Tensor, b: Tensor, out_dtype: str | None = None, name: str = "matmul") -> Tensor:
-    """Matrix product with batch broadcasting (``R.matmul``): ``nn.op.matmul(x, w)``."""
+    """Matrix product with batch broadcasting (``R.matmul``): ``nn.op.matmul(x, w)``.
+
+    Inside a ``forward`` being exported::
+
+        y = nn.op.matmul(x, w)                    # (n, 784) @ (784, 10) -> (n, 10)
+    """
     return wrap_nested(_op.matmul(_expr(a, "matmul", "a"), _expr(b, "matmul", "b"),
                                   out_dtype=out_dtype), name)
 
 
 # -- shapes ---------------------------------------------------------------------------------------
 def permute_dims(x: Tensor, axes=None, name: str | None = None) -> Tensor:
-    """The dims of ``x`` reordered by ``axes`` (reversed when None): ``R.permute_dims``."""
+    """The dims of ``x`` reordered by ``axes`` (reversed when None): ``R.permute_dims``.
+
+    Inside a ``forward`` being exported::
+
+        wt = nn.op.permute_dims(w)                # (784, 10) -> (10, 784)
+    """
     if name is None:
         # TVM's naming: the transpose of a ``linear...`` value is ``matmul...``
         x_name = getattr(getattr(x, "_expr", None), "name_hint", None)
@@ -120,71 +163,136 @@ def permute_dims(x: Tensor, axes=None, name: str | None = None) -> Tensor:
 
 
 def permute(x: Tensor, axes, name: str = "permute") -> Tensor:
-    """``permute_dims`` with the axes required."""
+    """``permute_dims`` with the axes required.
+
+    Inside a ``forward`` being exported::
+
+        y = nn.op.permute(x, [0, 2, 1])           # (b, n, d) -> (b, d, n)
+    """
     return wrap_nested(_op.permute_dims(_expr(x, "permute", "x"), axes=axes), name)
 
 
 def reshape(x: Tensor, shape, name: str = "reshape") -> Tensor:
-    """``x`` with a new shape (one dim may be -1): ``nn.op.reshape(x, [n, -1])``."""
+    """``x`` with a new shape (one dim may be -1): ``nn.op.reshape(x, [n, -1])``.
+
+    Inside a ``forward`` being exported::
+
+        heads = nn.op.reshape(q, [b, n, 4, -1])
+    """
     return wrap_nested(_op.reshape(_expr(x, "reshape", "x"), shape), name)
 
 
 def broadcast_to(x: Tensor, shape, name: str = "broadcast_to") -> Tensor:
-    """``x`` broadcast to ``shape``: ``R.broadcast_to``."""
+    """``x`` broadcast to ``shape``: ``R.broadcast_to``.
+
+    Inside a ``forward`` being exported::
+
+        y = nn.op.broadcast_to(bias, [n, 10])     # (1, 10) -> (n, 10)
+    """
     return wrap_nested(_op.broadcast_to(_expr(x, "broadcast_to", "x"), shape), name)
 
 
 def unsqueeze(x: Tensor, dim: int, name: str = "unsqueeze") -> Tensor:
-    """``x`` with a new dim of length 1 at ``dim`` (``R.expand_dims``)."""
+    """``x`` with a new dim of length 1 at ``dim`` (``R.expand_dims``).
+
+    Inside a ``forward`` being exported::
+
+        y = nn.op.unsqueeze(x, 0)                 # (n, d) -> (1, n, d)
+    """
     return wrap_nested(_op.expand_dims(_expr(x, "unsqueeze", "x"), dim), name)
 
 
 def squeeze(x: Tensor, axis: int = -1, name: str = "squeeze") -> Tensor:
-    """``x`` without its length-1 dim ``axis`` (``R.squeeze``)."""
+    """``x`` without its length-1 dim ``axis`` (``R.squeeze``).
+
+    Inside a ``forward`` being exported::
+
+        y = nn.op.squeeze(x, 0)                   # (1, n, d) -> (n, d)
+    """
     return wrap_nested(_op.squeeze(_expr(x, "squeeze", "x"), axis), name)
 
 
 def concat(x: list, dim: int, name: str = "concat") -> Tensor:
-    """The tensors of ``x`` joined along ``dim``: ``nn.op.concat([a, b], dim=1)``."""
+    """The tensors of ``x`` joined along ``dim``: ``nn.op.concat([a, b], dim=1)``.
+
+    Inside a ``forward`` being exported::
+
+        y = nn.op.concat([a, b], dim=1)           # (n, 3), (n, 5) -> (n, 8)
+    """
     exprs = [_expr(t, "concat", f"x[{i}]") for i, t in enumerate(x)]
     return wrap_nested(_op.concat(exprs, dim), name)
 
 
 def split(ary: Tensor, indices_or_sections, axis: int = 0, name: str = "split") -> tuple:
-    """``ary`` cut along ``axis`` into equal sections (an int) or at indices (a list)."""
+    """``ary`` cut along ``axis`` into equal sections (an int) or at indices (a list).
+
+    Inside a ``forward`` being exported::
+
+        q, k, v = nn.op.split(qkv, 3, axis=-1)
+    """
     return wrap_nested(_op.split(_expr(ary, "split", "ary"), indices_or_sections, axis), name)
 
 
 def chunk(x: Tensor, chunks: int, dim: int = 0, name: str = "chunk") -> tuple:
-    """``x`` cut into ``chunks`` equal sections along ``dim``."""
+    """``x`` cut into ``chunks`` equal sections along ``dim``.
+
+    Inside a ``forward`` being exported::
+
+        q, k, v = nn.op.chunk(qkv, 3, dim=-1)
+    """
     return wrap_nested(_op.split(_expr(x, "chunk", "x"), chunks, dim), name)
 
 
 def take(x: Tensor, indices: Tensor, axis: int | None = None, name: str = "take") -> Tensor:
-    """The entries of ``x`` at ``indices`` along ``axis`` (``R.take``): an embedding lookup."""
+    """The entries of ``x`` at ``indices`` along ``axis`` (``R.take``): an embedding lookup.
+
+    Inside a ``forward`` being exported::
+
+        h = nn.op.take(table, ids, axis=0)        # an embedding lookup
+    """
     return wrap_nested(_op.take(_expr(x, "take", "x"), _expr(indices, "take", "indices"), axis),
                        name)
 
 
 # -- reductions -----------------------------------------------------------------------------------
 def sum(x: Tensor, axis=None, keepdims: bool = False, name: str = "sum") -> Tensor:  # noqa: A001
-    """The sum over ``axis`` (all dims when None): ``R.sum``."""
+    """The sum over ``axis`` (all dims when None): ``R.sum``.
+
+    Inside a ``forward`` being exported::
+
+        s = nn.op.sum(x, axis=-1, keepdims=True)
+    """
     return wrap_nested(_op.sum(_expr(x, "sum", "x"), axis, keepdims), name)
 
 
 def max(x: Tensor, axis=None, keepdims: bool = False, name: str = "max") -> Tensor:  # noqa: A001
-    """The maximum over ``axis`` (all dims when None): ``R.max``."""
+    """The maximum over ``axis`` (all dims when None): ``R.max``.
+
+    Inside a ``forward`` being exported::
+
+        m = nn.op.max(scores, axis=-1, keepdims=True)
+    """
     return wrap_nested(_op.max(_expr(x, "max", "x"), axis, keepdims), name)
 
 
 def min(x: Tensor, axis=None, keepdims: bool = False, name: str = "min") -> Tensor:  # noqa: A001
-    """The minimum over ``axis`` (all dims when None): ``R.min``."""
+    """The minimum over ``axis`` (all dims when None): ``R.min``.
+
+    Inside a ``forward`` being exported::
+
+        m = nn.op.min(x, axis=0)
+    """
     return wrap_nested(_op.min(_expr(x, "min", "x"), axis, keepdims), name)
 
 
 # -- creation ------------------------------------------------------------------------------------
 def full(shape, fill_value, dtype: str = "float32", name: str = "full") -> Tensor:
-    """A tensor of ``shape`` filled with ``fill_value`` (a number or a scalar nn.Tensor)."""
+    """A tensor of ``shape`` filled with ``fill_value`` (a number or a scalar nn.Tensor).
+
+    Inside a ``forward`` being exported::
+
+        mask = nn.op.full([n, n], -1e9)
+    """
     if isinstance(fill_value, (tir.IntImm, tir.FloatImm)):
         fill_value = fill_value.value
     if isinstance(fill_value, (int, float)):
@@ -195,12 +303,22 @@ def full(shape, fill_value, dtype: str = "float32", name: str = "full") -> Tenso
 
 
 def zeros(shape, dtype: str = "float32", name: str = "zeros") -> Tensor:
-    """A tensor of zeros: ``nn.op.zeros([n, 16])``."""
+    """A tensor of zeros: ``nn.op.zeros([n, 16])``.
+
+    Inside a ``forward`` being exported::
+
+        h0 = nn.op.zeros([n, 16])
+    """
     return wrap_nested(_op.zeros(shape, dtype), name)
 
 
 def ones(shape, dtype: str = "float32", name: str = "ones") -> Tensor:
-    """A tensor of ones: ``nn.op.ones([n, 16])``."""
+    """A tensor of ones: ``nn.op.ones([n, 16])``.
+
+    Inside a ``forward`` being exported::
+
+        w = nn.op.ones([16])
+    """
     return wrap_nested(_op.ones(shape, dtype), name)
 
 
@@ -208,7 +326,12 @@ def ones(shape, dtype: str = "float32", name: str = "ones") -> Tensor:
 def layer_norm(x: Tensor, normalized_shape, weight: Tensor | None = None,
                bias: Tensor | None = None, eps: float = 1e-5, name: str = "layer_norm") -> Tensor:
     """Layer normalization over the last ``len(normalized_shape)`` dims (``R.nn.layer_norm``);
-    without ``weight``/``bias`` they are constants 1 and 0."""
+    without ``weight``/``bias`` they are constants 1 and 0.
+
+    Inside a ``forward`` being exported::
+
+        y = nn.op.layer_norm(x, [d], gamma, beta)
+    """
     if isinstance(normalized_shape, int):
         normalized_shape = [normalized_shape]
     axes = list(range(-len(normalized_shape), 0))
@@ -222,7 +345,12 @@ def layer_norm(x: Tensor, normalized_shape, weight: Tensor | None = None,
 
 def rms_norm(x: Tensor, weight: Tensor, axes, epsilon: float = 1e-5,
              name: str = "rms_norm") -> Tensor:
-    """``x / sqrt(mean(x ** 2 over axes) + epsilon) * weight`` (``R.nn.rms_norm``)."""
+    """``x / sqrt(mean(x ** 2 over axes) + epsilon) * weight`` (``R.nn.rms_norm``).
+
+    Inside a ``forward`` being exported::
+
+        y = nn.op.rms_norm(x, weight, axes=[-1])
+    """
     return wrap_nested(_op.nn.rms_norm(_expr(x, "rms_norm", "x"),
                                        _expr(weight, "rms_norm", "weight"), axes, epsilon), name)
 
@@ -231,7 +359,12 @@ def group_norm(x: Tensor, num_groups: int, weight: Tensor | None, bias: Tensor |
                eps: float = 1e-5, channel_axis: int = 1, axes=None,
                name: str = "group_norm") -> Tensor:
     """Group normalization (``R.nn.group_norm``) over the channels of each group and
-    ``axes`` (all dims after the first two when None)."""
+    ``axes`` (all dims after the first two when None).
+
+    Inside a ``forward`` being exported::
+
+        y = nn.op.group_norm(x, num_groups=4, weight=gamma, bias=beta)
+    """
     if weight is None or bias is None:
         raise TVMNotImplementedError(
             "nn.op.group_norm without weight and bias (nn.GroupNorm(affine=False)) is not "
@@ -246,7 +379,12 @@ def group_norm(x: Tensor, num_groups: int, weight: Tensor | None, bias: Tensor |
 def conv1d(x: Tensor, weight: Tensor, bias: Tensor | None = None, stride=1, padding=0,
            dilation=1, groups: int = 1, name: str = "conv1d") -> Tensor:
     """1-D convolution (``R.nn.conv1d``, NCW data), ``bias`` (per output channel) added
-    after it."""
+    after it.
+
+    Inside a ``forward`` being exported::
+
+        y = nn.op.conv1d(x, w, bias, padding=1)   # NCW
+    """
     out = _op.nn.conv1d(_expr(x, "conv1d", "x"), _expr(weight, "conv1d", "weight"),
                         strides=stride, padding=padding, dilation=dilation, groups=groups)
     if bias is not None:
@@ -256,7 +394,12 @@ def conv1d(x: Tensor, weight: Tensor, bias: Tensor | None = None, stride=1, padd
 
 def conv2d(x: Tensor, weight: Tensor, bias: Tensor | None = None, stride=1, padding=0,
            dilation=1, groups: int = 1, data_layout: str = "NCHW", name: str = "conv2d") -> Tensor:
-    """2-D convolution (``R.nn.conv2d``), ``bias`` (per output channel) added after it."""
+    """2-D convolution (``R.nn.conv2d``), ``bias`` (per output channel) added after it.
+
+    Inside a ``forward`` being exported::
+
+        y = nn.op.conv2d(x, w, bias, stride=1, padding=1)   # NCHW
+    """
     out = _op.nn.conv2d(_expr(x, "conv2d", "x"), _expr(weight, "conv2d", "weight"),
                         strides=stride, padding=padding, dilation=dilation, groups=groups,
                         data_layout=data_layout)
@@ -341,7 +484,12 @@ def extern(name: str, args, out):
 
 def debug_func(name: str, *args, _line_info: str | None = None):
     """TVM calls the registered debug function ``name`` at run time through the VM builtin
-    ``vm.builtin.invoke_debug_func``, which mlckit's VM does not have: refused clearly."""
+    ``vm.builtin.invoke_debug_func``, which mlckit's VM does not have: refused clearly.
+
+    Inside a ``forward`` being exported::
+
+        nn.op.debug_func("my_debug_hook", x)
+    """
     raise TVMNotImplementedError(
         f"nn.op.debug_func({name!r}) needs the VM builtin vm.builtin.invoke_debug_func, which "
         "mlckit's VM does not have yet; return the tensor from forward to look at it")
@@ -349,7 +497,12 @@ def debug_func(name: str, *args, _line_info: str | None = None):
 
 def print_(tensor: Tensor):
     """TVM prints ``tensor`` at run time (in ``debug=True`` exports) through
-    ``debug_func``, which mlckit does not have: refused clearly."""
+    ``debug_func``, which mlckit does not have: refused clearly.
+
+    Inside a ``forward`` being exported::
+
+        nn.op.print_(h)
+    """
     raise TVMNotImplementedError(
         "nn.print_ prints through the VM builtin vm.builtin.invoke_debug_func, which mlckit's "
         "VM does not have yet; return the tensor from forward to look at it")
