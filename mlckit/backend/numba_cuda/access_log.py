@@ -243,6 +243,23 @@ class AccessLog:
         return int(self.counts(buffer, kind, launch)[self._linear(block, k.grid),
                                                      self._linear(thread, k.block)])
 
+    def elements(self, buffer, kind: str = "read", block=0, thread=0,
+                 launch: int = 0) -> list[tuple]:
+        """The elements of ``buffer`` one thread read (or wrote), in the order it did.
+
+        Example::
+
+            log.elements("A", "read", block=(1,), thread=(0,))   # [(64,), (128,)]
+        """
+        k = self.kernels[launch]
+        bi = self.buffer_index(buffer)
+        sel = ((self.buffer_of == bi) & (self.launch == launch)
+               & (self.is_write == (kind == "write"))
+               & (self.block == self._linear(block, k.grid))
+               & (self.thread == self._linear(thread, k.block)))
+        shape = self.buffers[bi].shape
+        return [tuple(int(i) for i in np.unravel_index(f, shape)) for f in self.flat[sel]]
+
     # -- coalescing ---------------------------------------------------------------------------
     @cached_property
     def coalescing(self) -> list[Coalescing]:
@@ -385,6 +402,12 @@ class AccessLog:
     def races(self) -> list[Race]:
         """The races: per element (and barrier interval and block), the two threads."""
         return [self._race(between, rows) for between, rows in self._race_groups[:MAX_RACES]]
+
+    def races_in(self, buffer) -> list[Race]:
+        """The races on one buffer (at most 1000)."""
+        bi = self.buffer_index(buffer)
+        groups = [(b, g) for b, g in self._race_groups if self.buffer_of[g[0]] == bi]
+        return [self._race(between, rows) for between, rows in groups[:MAX_RACES]]
 
     def _race(self, between: bool, rows) -> Race:
         # the writer with the lowest (block, thread), then the lowest other thread (in another
