@@ -40,9 +40,8 @@ __all__ = ["GpuView", "gpu_view", "record_accesses"]
 MAX_CELLS = 2048  # elements drawn per buffer grid
 MAX_LISTED = 50  # races, conflicts ... listed in the HTML
 # a cell's own style; its row (ROW) sets what cells inherit (font, alignment)
-CELL = "display:inline-block;width:18px;height:16px;margin-right:1px;"
-ROW = ("white-space:nowrap;height:17px;font-size:9px;line-height:16px;text-align:center;"
-       "color:#222")
+CELL = "display:inline-block;width:18px;height:16px;margin-right:1px;text-align:center;"
+ROW = "white-space:nowrap;height:17px;font-size:9px;line-height:16px;text-align:left;color:#222"
 BOX = ("max-width:100%;max-height:900px;overflow:auto;border:1px solid #ccc;padding:6px;"
        "font-family:monospace;font-size:12px;color:#222;background-color:#fff;")
 
@@ -164,9 +163,7 @@ class GpuView:
                     f"{g['cols_n']} a row"
         out = [head, f" &#8212; {shown}</div><div style=\"white-space:nowrap\">"]
         threads_at = _threads_by_element(g)
-        dims = log.kernels[launch].block
-        g["name"] = (lambda t: str(t)) if len(dims) == 1 else \
-            (lambda t: str(log.coords(launch, 0, t)[1]))
+        g["name"] = self._thread_name(launch)
         size = math.prod(buf.shape)
         for r in g["rows"]:
             out.append(f'<div style="{ROW}">')
@@ -199,6 +196,13 @@ class GpuView:
         return (f'<span title="{html.escape(title)}" style="{CELL}{outline}'
                 f'background-color:{colour}">{count}</span>')
 
+    def _thread_name(self, launch: int):
+        """Thread ids as the learner writes them: ``5`` in one dimension, else ``(tx, ty)``."""
+        log = self.log
+        if len(log.kernels[launch].block) == 1:
+            return str
+        return lambda t: str(log.coords(launch, 0, t)[1])
+
     def _counts_html(self, launch: int) -> str:
         log, kern = self.log, self.log.kernels[launch]
         n = kern.n_threads
@@ -206,6 +210,7 @@ class GpuView:
         out = ['<div style="margin:10px 0 2px 0"><b>accesses per thread</b> of this block '
                f'(where they differ: threads in rows of {width}, hover for the thread)</div>']
         same = []
+        name = self._thread_name(launch)
         for bi, buf in enumerate(log.buffers):
             for kind in ("read", "write"):
                 c = log.counts(bi, kind, launch)
@@ -221,8 +226,7 @@ class GpuView:
                 for start in range(0, n, width):
                     out.append(f'<div style="{ROW}">')
                     for t in range(start, min(start + width, n)):
-                        _, coords = log.coords(launch, self.block, t)
-                        out.append(f'<span title="thread {coords}: {int(row[t])} {kind}s" '
+                        out.append(f'<span title="thread {name(t)}: {int(row[t])} {kind}s" '
                                    f'style="{CELL}background-color:{_colour(t, n, pale=True)}">'
                                    f'{int(row[t])}</span>')
                     out.append("</div>")

@@ -484,7 +484,10 @@ def _unique_pairs(a, b):
         return a, b
     low = int(b.min())
     span = int(b.max()) - low + 1
-    keys = np.unique(a * span + (b - low))  # one int64 per pair: a fast 1-D unique
+    keys = np.sort(a * span + (b - low))  # one int64 per pair: a fast 1-D sort
+    keep = np.ones(len(keys), bool)
+    keep[1:] = keys[1:] != keys[:-1]
+    keys = keys[keep]
     return keys // span, keys % span + low
 
 
