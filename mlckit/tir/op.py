@@ -42,15 +42,16 @@ def call_intrin(dtype: str, name: str, *args) -> Call:
 register_op("tir.tvm_storage_sync")
 
 
-def tvm_storage_sync(storage_scope: str) -> Call:
+def tvm_storage_sync(storage_scope: str, *args) -> Call:
     """``T.tvm_storage_sync("shared")``: every thread of a GPU block waits here until all
     have arrived and their shared-memory writes are visible (CUDA's ``__syncthreads()``).
+    TVM 0.27 prints two more arguments (``T.bool(False), -1``); they are kept as given.
 
     Example::
 
         T.tvm_storage_sync("shared")     # between a cooperative fetch and its readers
     """
-    return call_intrin("int32", "tir.tvm_storage_sync", storage_scope)
+    return call_intrin("int32", "tir.tvm_storage_sync", storage_scope, *args)
 
 
 def _float_arg(name: str, x) -> PrimExpr:

@@ -163,7 +163,7 @@ def test_scheduled_kernels_race_without_the_inserted_barriers():
 @T.prim_func
 def every_block_writes_b0(A: T.Buffer((2,), "float32"), B: T.Buffer((1,), "float32")):
     for bx in T.thread_binding(2, thread="blockIdx.x"):
-        for tx in T.thread_binding(1, thread="threadIdx.x"):
+        for _tx in T.thread_binding(1, thread="threadIdx.x"):
             B[0] = A[bx]
 
 
