@@ -28,6 +28,7 @@ from __future__ import annotations
 import colorsys
 import html
 import math
+from functools import cached_property
 
 import numpy as np
 
@@ -83,6 +84,13 @@ class GpuView:
                                     f"of {kern.name}")
 
     # -- what is drawn ----------------------------------------------------------------------
+    @cached_property
+    def _race_elements(self) -> list[tuple]:
+        """(buffer, launch, block, flat element, between blocks) of every racing group."""
+        log = self.log
+        return [(int(log.buffer_of[g[0]]), int(log.launch[g[0]]), int(log.block[g[0]]),
+                 int(log.flat[g[0]]), between) for between, g in log._race_groups]
+
     def element_grid(self, buffer, launch: int = 0) -> dict:
         """The drawn part of ``buffer`` for the selected block: ``rows`` and ``cols`` (ranges
         of the rows, the leading dimensions flattened, and of the last dimension),
@@ -112,11 +120,8 @@ class GpuView:
             rows, cols = range(0), range(0)
         if len(rows) * len(cols) > MAX_CELLS:
             rows = range(rows.start, rows.start + max(1, MAX_CELLS // max(len(cols), 1)))
-        racy = set()
-        for between, group in log._race_groups:
-            g = group[(log.launch[group] == launch)]
-            if len(g) and log.buffer_of[g[0]] == bi and (between or log.block[g[0]] == self.block):
-                racy.add(int(log.flat[g[0]]))
+        racy = {f for b, lk, blk, f, between in self._race_elements
+                if b == bi and lk == launch and (between or blk == self.block)}
         return {"rows": rows, "cols": cols, "cols_n": cols_n, "rows_n": rows_n,
                 "count": np.bincount(flat, minlength=size), "writer": writer,
                 "reader": reader, "racy": racy, "flat": flat, "thread": thread, "write": write}

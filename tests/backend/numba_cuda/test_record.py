@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from mlckit.backend.numba_cuda.record import RecordError, record_accesses
 from mlckit.error import TVMError
@@ -15,6 +17,7 @@ from mlckit.script import tir as T
 
 from . import access_kernels as K
 from .schedules import CASES, inputs, reference
+from .test_random_bindings import elementwise, reduction, schedule
 
 RNG = np.random.default_rng(0)
 
@@ -236,3 +239,29 @@ def test_too_many_accesses_is_refused_before_memory_runs_out():
 def test_wrong_arguments_are_the_builds_errors():
     with pytest.raises(TVMError, match="takes 2 arguments"):
         record_accesses(K.window_sum_shared(64), np.zeros(259, "float32"))
+
+
+@settings(max_examples=10, deadline=None)
+@given(decisions=st.one_of(elementwise(), reduction()))
+def test_random_bindings_equal_numpy_and_write_each_output_from_one_thread(decisions):
+    func = schedule(decisions).mod["main"]
+    shape_a = [int(d) for d in func.buffer_map[func.params[0]].shape]
+    a = np.random.default_rng(0).uniform(-1, 1, shape_a).astype("float32")
+    out = np.full([int(d) for d in func.buffer_map[func.params[1]].shape], np.nan, "float32")
+    log = record_accesses(func, a, out)
+    want = a * 2 + 1 if out.ndim == 2 else a.sum(axis=1)
+    np.testing.assert_allclose(out, want, rtol=1e-5, atol=1e-5)
+    assert log.race_count == 0
+    # every output element is written by exactly one thread: once (elementwise), or once
+    # for the init and once per k (row sum, 10 columns)
+    writes = np.zeros(out.size, int)
+    writers: dict = {}
+    for k in range(len(log.kernels)):
+        counts = log.counts("B", "write", launch=k)
+        for blk, thr in zip(*np.nonzero(counts)):
+            for element in log.elements("B", "write", int(blk), int(thr), launch=k):
+                flat = int(np.ravel_multi_index(element, out.shape))
+                writes[flat] += 1
+                writers.setdefault(flat, set()).add((k, int(blk), int(thr)))
+    assert (writes == (1 if out.ndim == 2 else 11)).all()
+    assert all(len(w) == 1 for w in writers.values())
