@@ -40,7 +40,7 @@ from mlckit.tir.function import PrimFunc
 
 from ..codegen import func_name
 from ..codegen_common import _NP_BINARY, _NP_UNARY
-from ..signature import Signature
+from ..signature import Signature, eval_int
 from .access_log import AccessLog, BufferInfo, KernelInfo, Site
 from .kernels import find_kernels, storage_sync_name
 
@@ -124,6 +124,7 @@ class _Launch:
     """One kernel launch: its lanes (block-major) and the thread indices of each lane."""
 
     def __init__(self, kernel, env, index: int):
+        self.name = kernel.name
         grid = [_int(e, env) for e in kernel.grid]
         block = [_int(e, env) for e in kernel.block]
         self.grid, self.block, self.index = grid, block, index
@@ -140,8 +141,6 @@ class _Launch:
 
 
 def _int(e, env) -> int:
-    from ..signature import eval_int
-
     value = eval_int(e, env)
     if value is None:
         raise RecordError(f"record_accesses: the launch extent {e} is not known from the "
@@ -157,7 +156,6 @@ class _Runner:
         self.kernels = {id(k.stmt): k for k in kernels}
         self.max_accesses = max_accesses
         self.storage: dict = {}  # id(buffer.data or buffer) -> flat array
-        self.buffers: dict = {}  # the same key -> BufferInfo
         self.buffer_ids: dict = {}  # key -> index in self.buffer_list
         self.buffer_list: list = []
         self.sites: list = []
@@ -188,10 +186,9 @@ class _Runner:
     def log(self) -> AccessLog:
         cols = self.chunks
         if cols:
-            site = np.concatenate([np.full(len(c[4]), c[0], np.int32) for c in cols])
-            exe = np.concatenate([np.full(len(c[4]), c[1], np.int64) for c in cols])
-            interval = np.concatenate([np.full(len(c[4]), c[2], np.int32) for c in cols])
-            launch = np.concatenate([np.full(len(c[4]), c[3], np.int32) for c in cols])
+            sizes = [len(c[4]) for c in cols]
+            site, exe, interval, launch = (
+                np.repeat(np.array([c[k] for c in cols], np.int64), sizes) for k in range(4))
             lanes = np.concatenate([c[4] for c in cols])
             flat = np.concatenate([c[5] for c in cols])
             block = np.empty_like(lanes)
@@ -250,7 +247,6 @@ class _Runner:
         host_env = dict(self.env)
         extent_env = {v: host_env.get(id(v)) for v in _vars(list(kernel.extents.values()))}
         self.launch = _Launch(kernel, extent_env, len(self.launches))
-        self.launch.name = kernel.name
         self.launches.append(KernelInfo(kernel.name, tuple(self.launch.grid),
                                         tuple(self.launch.block)))
         self.interval = 0  # barrier intervals are counted per launch
@@ -406,8 +402,8 @@ class _Runner:
         value = self.expr(s.value)
         phys, lanes, flat = self.address(s, s.buffer, s.indices)
         store = self.storage[self._key(s.buffer)]
-        if np.ndim(value) and len(value) == len(self.launch_lanes()):
-            value = value if lanes is None else value[lanes]
+        if np.ndim(value) and lanes is not None:  # one value per lane: the active ones
+            value = value[lanes]
         store[phys] = value
 
     # -- expressions ------------------------------------------------------------------------
@@ -493,14 +489,11 @@ class _Runner:
         values = store[phys]
         if lanes is None:
             return values
-        out = np.zeros(len(self.launch_lanes()), store.dtype)
+        out = np.zeros(len(self.launch.lanes), store.dtype)
         out[lanes] = values
         return out
 
     # -- addresses and the record -----------------------------------------------------------
-    def launch_lanes(self):
-        return self.launch.lanes
-
     def address(self, node, buf, indices):
         """(positions in the buffer's storage, the active lanes or None for all, flat element
         indices) of an access, recorded."""
@@ -512,17 +505,21 @@ class _Runner:
             raise RecordError(f"record_accesses: buffer {buf.name!r} is used before it is "
                               "allocated")
         info = self.buffer_list[self.buffer_ids[key]]
-        flat = 0
-        for index, extent in zip(indices, info.shape):
-            flat = flat * extent + self.expr(index)
         n = len(self.launch.lanes)
-        flat = np.broadcast_to(np.asarray(flat, np.int64), (n,))
         lanes = None if self.mask is None else np.flatnonzero(self.mask)
-        active = flat if lanes is None else flat[lanes]
-        size = math.prod(info.shape)
-        bad = (active < 0) | (active >= size)
+        values = []  # each index, for the active lanes
+        bad = np.zeros(n if lanes is None else len(lanes), bool)
+        for index, extent in zip(indices, info.shape):
+            v = np.broadcast_to(np.asarray(self.expr(index), np.int64), (n,))
+            v = v if lanes is None else v[lanes]
+            bad |= (v < 0) | (v >= extent)  # each dimension: A[0, 70] is no A[1, 6]
+            values.append(v)
         if bad.any():
-            self._out_of_bounds(buf, info, indices, lanes, active, bad)
+            self._out_of_bounds(buf, info, indices, lanes, values, bad)
+        active = np.zeros(len(bad), np.int64)
+        for v, extent in zip(values, info.shape):
+            active = active * extent + v
+        size = math.prod(info.shape)
         lane_ids = self.launch.lanes if lanes is None else lanes
         if info.scope == "shared":
             phys = self.launch.block_id[lane_ids] * size + active
@@ -552,18 +549,17 @@ class _Runner:
         self.chunks.append((site, exe, self.interval, self.launch.index, lane_ids,
                             np.array(flat, np.int64)))
 
-    def _out_of_bounds(self, buf, info, indices, lanes, active, bad):
+    def _out_of_bounds(self, buf, info, indices, lanes, values, bad):
         k = int(np.flatnonzero(bad)[0])
         lane = int(k if lanes is None else lanes[k])
-        element = np.unravel_index(int(active[k]), info.shape) if 0 <= active[k] < math.prod(
-            info.shape) else int(active[k])
         block, thread = self.launch.block_id[lane], self.launch.thread_id[lane]
+        where = f" in block {self.block_name!r}" if self.block_name else ""
         raise RecordError(
-            f"record_accesses: {self.launch.name} block {_coords(block, self.launch.grid)} "
+            f"record_accesses: in {self.launch.name}, block {_coords(block, self.launch.grid)} "
             f"thread {_coords(thread, self.launch.block)} accesses {buf.name}"
-            f"[{', '.join(str(i) for i in indices)}] at flat element {int(active[k])} "
-            f"(block {self.block_name!r}), outside {buf.name}'s {info.shape} "
-            f"(element {element})")
+            f"[{', '.join(str(i) for i in indices)}] = {buf.name}"
+            f"[{', '.join(str(int(v[k])) for v in values)}]{where}, outside {buf.name}'s "
+            f"shape {info.shape}")
 
     # -- masks ------------------------------------------------------------------------------
     def _and(self, mask, cond):

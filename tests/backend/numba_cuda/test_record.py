@@ -227,7 +227,19 @@ def test_out_of_bounds_access_names_the_thread():
     with pytest.raises(RecordError) as err:
         record_accesses(shifted, np.ones(64, "float32"), np.zeros(64, "float32"))
     assert isinstance(err.value, TVMError)
-    assert "block (0,) thread (63,) accesses A[tx + 1] at flat element 64" in str(err.value)
+    assert str(err.value) == (
+        "record_accesses: in shifted_kernel, block (0,) thread (63,) accesses A[tx + 1] = "
+        "A[64], outside A's shape (64,)")
+
+
+def test_each_index_is_checked_not_only_the_flat_element():
+    @T.prim_func
+    def past_the_row(A: T.Buffer((4, 8), "float32"), B: T.Buffer((4,), "float32")):
+        for tx in T.thread_binding(4, thread="threadIdx.x"):
+            B[tx] = A[tx, tx + 6]  # thread 2 reads A[2, 8]: as a flat index, A[3, 0]
+
+    with pytest.raises(RecordError, match=r"thread \(2,\) accesses A\[tx, tx \+ 6\] = A\[2, 8\]"):
+        record_accesses(past_the_row, np.ones((4, 8), "float32"), np.zeros(4, "float32"))
 
 
 def test_too_many_accesses_is_refused_before_memory_runs_out():
