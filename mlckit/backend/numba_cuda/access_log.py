@@ -44,7 +44,7 @@ import numpy as np
 from mlckit.error import TVMKeyError, TVMValueError
 
 __all__ = ["AccessLog", "BankConflict", "BufferInfo", "Coalescing", "KernelInfo", "Race",
-           "RaceAccess", "Site"]
+           "RaceAccess", "Site", "ThreadAccess"]
 
 WARP = 32
 SECTOR = 32
@@ -146,6 +146,23 @@ class BankConflict:
 
 
 @dataclass(frozen=True)
+class ThreadAccess:
+    """One access of one thread: ``buffer[element]``, read or written, in barrier
+    ``interval``, at ``site``."""
+
+    buffer: str
+    scope: str
+    kind: str
+    element: tuple
+    interval: int
+    site: Site
+
+    def __str__(self):
+        idx = ", ".join(str(i) for i in self.element)
+        return f"{self.kind:5} {self.buffer}[{idx}] ({self.scope}) interval {self.interval}"
+
+
+@dataclass(frozen=True)
 class RaceAccess:
     """One side of a race: the thread (block and thread coordinates, x first), its access."""
 
@@ -242,6 +259,37 @@ class AccessLog:
         k = self.kernels[launch]
         return int(self.counts(buffer, kind, launch)[self._linear(block, k.grid),
                                                      self._linear(thread, k.block)])
+
+    def scope_counts(self, scope: str, kind: str = "read", launch: int = 0) -> np.ndarray:
+        """Accesses of all buffers in ``scope`` ("global", "shared" or "local") per thread of
+        ``launch``, as :meth:`counts` (GPU-Puzzles' "global reads per thread")."""
+        k = self.kernels[launch]
+        out = np.zeros((k.n_blocks, k.n_threads), np.int64)
+        for bi, buf in enumerate(self.buffers):
+            if buf.scope == scope:
+                out += self.counts(bi, kind, launch)
+        return out
+
+    def thread_accesses(self, block=0, thread=0, launch: int = 0) -> list[ThreadAccess]:
+        """Everything one thread did, in its order: each access's buffer, scope, kind,
+        element, barrier interval and site.
+
+        Example::
+
+            for a in log.thread_accesses(block=0, thread=1): print(a)
+        """
+        k = self.kernels[launch]
+        rows = np.flatnonzero((self.launch == launch)
+                              & (self.block == self._linear(block, k.grid))
+                              & (self.thread == self._linear(thread, k.block)))
+        out = []
+        for r in rows:
+            buf = self.buffers[int(self.buffer_of[r])]
+            element = tuple(int(i) for i in np.unravel_index(int(self.flat[r]), buf.shape))
+            out.append(ThreadAccess(buf.name, buf.scope, "write" if self.is_write[r] else "read",
+                                    element, int(self.interval[r]),
+                                    self.sites[int(self.site[r])]))
+        return out
 
     def elements(self, buffer, kind: str = "read", block=0, thread=0,
                  launch: int = 0) -> list[tuple]:

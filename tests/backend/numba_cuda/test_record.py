@@ -119,6 +119,21 @@ def test_16x16_matmul_counts():
         (16 + 5, 16 * k0 + 3) for k0 in range(4)]
 
 
+def test_one_threads_accesses_in_order_with_their_barrier_intervals():
+    a, b = window_inputs()
+    log = record_accesses(K.window_sum_by_hand, a, b, sync=False)
+    # thread 1 of block 2 fetches twice (1 and 64 + 1 < 66), waits, sums three, stores one
+    assert [str(x) for x in log.thread_accesses(block=2, thread=1)] == [
+        "read  A[129] (global) interval 0", "write A_shared[1] (shared) interval 0",
+        "read  A[193] (global) interval 0", "write A_shared[65] (shared) interval 0",
+        "read  A_shared[1] (shared) interval 1", "read  A_shared[2] (shared) interval 1",
+        "read  A_shared[3] (shared) interval 1", "write B[129] (global) interval 1"]
+    # per scope, as GPU-Puzzles counts: global = A's reads, shared = A_shared's
+    assert (log.scope_counts("global", "read") == log.counts("A", "read")).all()
+    assert (log.scope_counts("shared", "read") == 3).all()
+    assert (log.scope_counts("local", "read") == 0).all()
+
+
 def test_missing_barrier_is_a_race_naming_buffer_element_and_threads():
     a, b = window_inputs()
     log = record_accesses(K.window_sum_no_barrier, a, b, sync=False)
