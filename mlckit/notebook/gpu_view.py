@@ -243,10 +243,12 @@ class GpuView:
     def _lists_html(self) -> str:
         log = self.log
         out = []
-        for title, items, total in (
-                ("uncoalesced global accesses", log.uncoalesced, None),
-                ("shared-memory bank conflicts", log.bank_conflicts, None),
-                ("races", log.races, log.race_count)):
+        lists = [("uncoalesced global accesses", log.uncoalesced, None),
+                 ("shared-memory bank conflicts", log.bank_conflicts, None),
+                 ("races", log.races, log.race_count)]
+        if log.divergent_barriers:
+            lists.insert(2, ("barriers not every thread reaches", log.divergent_barriers, None))
+        for title, items, total in lists:
             count = total if total is not None else len(items)
             colour = "#a00" if count else "#070"
             out.append(f'<div style="margin:8px 0 2px 0;color:{colour}"><b>{title}: '

@@ -43,7 +43,8 @@ import numpy as np
 
 from mlckit.error import TVMKeyError, TVMValueError
 
-__all__ = ["AccessLog", "BankConflict", "BufferInfo", "Coalescing", "KernelInfo", "Race",
+__all__ = ["AccessLog", "BankConflict", "BufferInfo", "Coalescing", "DivergentBarrier",
+           "KernelInfo", "Race",
            "RaceAccess", "Site", "ThreadAccess"]
 
 WARP = 32
@@ -146,6 +147,25 @@ class BankConflict:
 
 
 @dataclass(frozen=True)
+class DivergentBarrier:
+    """A ``T.tvm_storage_sync`` that only some threads of a block reach (it sits under a
+    condition on the thread index): undefined on a GPU, the block may hang."""
+
+    kernel: str
+    block: tuple  # the first such block
+    reached: int  # by how many of its threads
+    threads: int
+    where: str  # the TIR block around it
+    blocks: int  # how many thread blocks it splits
+
+    def __str__(self):
+        where = f" in block {self.where!r}" if self.where else ""
+        return (f"{self.kernel}: a barrier{where} is reached by {self.reached} of the "
+                f"{self.threads} threads of block {self.block} (and splits {self.blocks} "
+                "block(s)): every thread of a block must reach it, or none")
+
+
+@dataclass(frozen=True)
 class ThreadAccess:
     """One access of one thread: ``buffer[element]``, read or written, in barrier
     ``interval``, at ``site``."""
@@ -201,12 +221,14 @@ class AccessLog:
     they show (see the module's docstring)."""
 
     def __init__(self, buffers, sites, kernels, *, site, exec_id, interval, launch, block,
-                 thread, flat):
+                 thread, flat, divergent_barriers=()):
         self.buffers: list[BufferInfo] = list(buffers)
         self.sites: list[Site] = list(sites)
         self.kernels: list[KernelInfo] = list(kernels)
         self.site, self.exec_id, self.interval = site, exec_id, interval
         self.launch, self.block, self.thread, self.flat = launch, block, thread, flat
+        # barriers under a condition some threads of a block fail (see DivergentBarrier)
+        self.divergent_barriers: list[DivergentBarrier] = list(divergent_barriers)
         site_buffer = np.array([s.buffer for s in self.sites] or [0], np.int64)
         site_write = np.array([s.kind == "write" for s in self.sites] or [False])
         self.buffer_of = site_buffer[site] if len(site) else np.zeros(0, np.int64)
@@ -498,6 +520,9 @@ class AccessLog:
         bank = self.bank_conflicts
         lines.append(f"shared-memory bank conflicts: {len(bank) or 'none'}")
         lines += [f"  {b}" for b in bank]
+        if self.divergent_barriers:
+            lines.append(f"barriers not every thread reaches: {len(self.divergent_barriers)}")
+            lines += [f"  {d}" for d in self.divergent_barriers]
         lines.append(f"races: {self.race_count or 'none'}")
         lines += [f"  {r}" for r in self.races[:10]]
         if self.race_count > 10:

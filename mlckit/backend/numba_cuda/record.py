@@ -41,7 +41,7 @@ from mlckit.tir.function import PrimFunc
 from ..codegen import func_name
 from ..codegen_common import _NP_BINARY, _NP_UNARY
 from ..signature import Signature, eval_int
-from .access_log import AccessLog, BufferInfo, KernelInfo, Site
+from .access_log import AccessLog, BufferInfo, DivergentBarrier, KernelInfo, Site
 from .kernels import find_kernels, storage_sync_name
 
 __all__ = ["RecordError", "record_accesses"]
@@ -161,6 +161,7 @@ class _Runner:
         self.sites: list = []
         self.site_of: dict = {}  # id(node) -> site index
         self.chunks: list = []  # (site, exec, interval, launch, lanes, flat)
+        self.divergent: list = []  # barriers only some threads of a block reach
         self.n_recorded = 0
         self.launches: list = []
         self.launch = None
@@ -201,7 +202,7 @@ class _Runner:
             site = exe = interval = launch = block = thread = flat = np.zeros(0, np.int64)
         return AccessLog(self.buffer_list, self.sites, self.launches, site=site, exec_id=exe,
                          interval=interval, launch=launch, block=block, thread=thread,
-                         flat=flat)
+                         flat=flat, divergent_barriers=self.divergent)
 
     # -- buffers ----------------------------------------------------------------------------
     @staticmethod
@@ -350,7 +351,7 @@ class _Runner:
             if not self._any():
                 self.mask = saved_mask
                 return
-        if block.iter_vars:
+        if block.name_hint != "root":  # the innermost named block: where an access is
             self.block_name = block.name_hint
         for iv, value in zip(block.iter_vars, s.iter_values):
             self.env[id(iv.var)] = self.expr(value)
@@ -395,6 +396,8 @@ class _Runner:
     def stmt_Evaluate(self, s):
         if storage_sync_name(s.value) is not None:
             self.interval += 1  # every thread of the block waits here
+            if self.mask is not None:
+                self._check_barrier()
             return
         self.expr(s.value)
 
@@ -560,6 +563,18 @@ class _Runner:
             f"[{', '.join(str(i) for i in indices)}] = {buf.name}"
             f"[{', '.join(str(int(v[k])) for v in values)}]{where}, outside {buf.name}'s "
             f"shape {info.shape}")
+
+    def _check_barrier(self):
+        """A barrier under a condition: on a GPU every thread of a block must reach it (or
+        none), else the block hangs or the barrier means nothing (CUDA leaves it undefined)."""
+        n = self.launch.n_threads
+        reach = np.bincount(self.launch.block_id[self.mask], minlength=self.launch.n_blocks)
+        partial = np.flatnonzero((reach > 0) & (reach < n))
+        if len(partial):
+            b = int(partial[0])
+            self.divergent.append(DivergentBarrier(
+                self.launch.name, _coords(b, self.launch.grid), int(reach[b]), n,
+                self.block_name, len(partial)))
 
     # -- masks ------------------------------------------------------------------------------
     def _and(self, mask, cond):

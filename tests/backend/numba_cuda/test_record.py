@@ -149,8 +149,8 @@ def test_missing_barrier_is_a_race_naming_buffer_element_and_threads():
     assert race.second.site.text == "A_shared[tx + 2]"
     assert str(race) == (
         "race on A_shared[64] (shared) in barrier interval 0: block (0,) thread (0,) writes "
-        "it at `A_shared[r * 64 + tx] = A[bx * 64 + r * 64 + tx]`; block (0,) thread (62,) "
-        "reads it at `A_shared[tx + 2]`")
+        "it at `A_shared[r * 64 + tx] = A[bx * 64 + r * 64 + tx]` (block 'tile'); block (0,) "
+        "thread (62,) reads it at `A_shared[tx + 2]` (block 'tile')")
     first = log.races[0]
     assert (first.element, first.first.thread, first.second.thread) == ((1,), (0,), (1,))
 
@@ -292,3 +292,25 @@ def test_random_bindings_equal_numpy_and_write_each_output_from_one_thread(decis
                 writers.setdefault(flat, set()).add((k, int(blk), int(thr)))
     assert (writes == (1 if out.ndim == 2 else 11)).all()
     assert all(len(w) == 1 for w in writers.values())
+
+
+@T.prim_func
+def barrier_in_a_branch(A: T.Buffer((128,), "float32"), B: T.Buffer((128,), "float32")):
+    for bx in T.thread_binding(2, thread="blockIdx.x"):
+        for tx in T.thread_binding(64, thread="threadIdx.x"):
+            with T.block("tile"):
+                A_shared = T.alloc_buffer((64,), scope="shared")
+                A_shared[tx] = A[bx * 64 + tx]
+                if tx < 32:
+                    T.tvm_storage_sync("shared")  # threads 32..63 never arrive
+                B[bx * 64 + tx] = A_shared[63 - tx]
+
+
+def test_a_barrier_only_some_threads_reach_is_reported():
+    a = RNG.uniform(-1, 1, 128).astype("float32")
+    log = record_accesses(barrier_in_a_branch, a, np.zeros(128, "float32"), sync=False)
+    (d,) = log.divergent_barriers
+    assert (d.block, d.reached, d.threads, d.where, d.blocks) == ((0,), 32, 64, "tile", 2)
+    assert "a barrier in block 'tile' is reached by 32 of the 64 threads of block (0,)" in str(log)
+    assert record_accesses(K.window_sum_by_hand, *window_inputs(), sync=False
+                           ).divergent_barriers == []
