@@ -14,19 +14,21 @@ Example::
     PassStepper(MyModule)                     # step through relax.build's passes
     graph(MyModule["main"])                   # the dataflow graph
     side_by_side(mm_relu)                     # TVMScript beside its lnumpy twin
+    gpu_view(sch.mod["main"], a, b)           # what every GPU thread reads and writes
 """
 
 from __future__ import annotations
 
 from .diff import diff_html, unified_diff
 from .explorer import Refusal, ScheduleExplorer, Step
+from .gpu_view import GpuView, gpu_view
 from .graph import graph
 from .pass_stepper import PassStep, PassStepper, RecordPasses
 from .side_by_side import SideBySide, side_by_side
 
 __all__ = ["PassStep", "PassStepper", "RecordPasses", "Refusal", "ScheduleExplorer",
            "SideBySide", "Step", "diff_html", "graph", "load_ipython_extension",
-           "side_by_side", "unified_diff"]
+           "side_by_side", "unified_diff", "GpuView", "gpu_view"]
 
 
 def load_ipython_extension(ipython) -> None:

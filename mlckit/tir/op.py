@@ -44,6 +44,21 @@ def call_intrin(dtype: str, name: str, *args) -> Call:
     return Call(dtype, Op.get(name), [convert(a) for a in args])
 
 
+register_op("tir.tvm_storage_sync")
+
+
+def tvm_storage_sync(storage_scope: str, *args) -> Call:
+    """``T.tvm_storage_sync("shared")``: every thread of a GPU block waits here until all
+    have arrived and their shared-memory writes are visible (CUDA's ``__syncthreads()``).
+    TVM 0.27 prints two more arguments (``T.bool(False), -1``); they are kept as given.
+
+    Example::
+
+        T.tvm_storage_sync("shared")     # between a cooperative fetch and its readers
+    """
+    return call_intrin("int32", "tir.tvm_storage_sync", storage_scope, *args)
+
+
 def _float_arg(name: str, x) -> PrimExpr:
     x = convert(x)
     if not isinstance(x, PrimExpr):
@@ -232,5 +247,5 @@ def max(a, b) -> PrimExpr:  # noqa: A001 - TVM's name
 __all__ = [
     "abs", "all", "any", "call_intrin", "cast", "div", "floordiv", "floormod", "if_then_else",
     "indexdiv", "indexmod", "max", "max_value", "min", "min_value", "power", "truncdiv",
-    "truncmod", *INTRINSICS,
+    "truncmod", *INTRINSICS, "tvm_storage_sync",
 ]
