@@ -70,7 +70,23 @@ def _colour(thread: int, n: int, pale: bool = False) -> str:
 
 class GpuView:
     """The picture of an :class:`AccessLog` for one thread block of each launch: ``log``,
-    ``block`` (the block's linear id); ``_repr_html_`` and ``str``."""
+    ``block`` (the block's linear id); ``_repr_html_`` and ``str``.
+
+    >>> import numpy as np
+    >>> from mlckit.script import tir as T
+    >>> @T.prim_func
+    ... def copy(A: T.Buffer((64,), "float32"), B: T.Buffer((64,), "float32")):
+    ...     for i in T.thread_binding(64, thread="threadIdx.x"):
+    ...         with T.block("B"):
+    ...             vi = T.axis.spatial(64, i)
+    ...             B[vi] = A[vi]
+    >>> a, b = np.arange(64, dtype="float32"), np.zeros(64, "float32")
+    >>> view = gpu_view(copy, a, b)
+    >>> print(str(view).splitlines()[2])
+      B (global, float32[64]): writes per thread 1
+    >>> view.log.race_count, bool((b == a).all())
+    (0, True)
+    """
 
     def __init__(self, log: AccessLog, block=0):
         self.log = log
