@@ -28,10 +28,11 @@ __all__ = ["Exercise", "Hint", "Speed"]
 class Speed:
     """A speed goal: the answer runs at least ``goal`` times as fast as ``against`` (the
     ``"reference"`` solution or the ``"start"``ing program), both timed in the same call
-    with mlckit's kernel timer at the exercise's first size."""
+    with mlckit's kernel timer at ``size`` (the exercise's first size by default)."""
 
     goal: float
     against: str = "reference"
+    size: dict | None = None  # the size to time at (default: the exercise's first)
 
 
 @dataclass
@@ -86,6 +87,7 @@ class Exercise:
     int_inputs: bool = False
     _shown: int = 0
     _reference: dict = field(default_factory=dict, repr=False)
+    _answer: object = field(default=None, repr=False)
 
     # --- shapes and inputs ---------------------------------------------------------
 
@@ -161,6 +163,7 @@ class Exercise:
             fb.note = f"replace the starting point's `...` with your answer{where}"
             return fb
         started = time.perf_counter()
+        self._answer = answer
         made_first = self._check_numbers(fb, answer)
         if fb.status == "error":
             return fb
@@ -233,9 +236,12 @@ class Exercise:
 
         from .kinds import _prim_func
 
-        base = self.reference() if self.speed.against == "reference" else self.start_program()
+        size = self.speed.size or self.sizes[0]
+        base = self.reference(size) if self.speed.against == "reference" else program(self, size)
         timer = KernelTimer(seed=0, repeat=3, min_repeat_ms=5)
         try:
+            if size != self.sizes[0]:
+                made = KINDS[self.kind].make(self, self._answer, size, self.seeds[0])
             mine = timer.measure(_prim_func(made)).seconds
             theirs = timer.measure(_prim_func(base)).seconds
         except Exception as err:  # noqa: BLE001
