@@ -108,6 +108,9 @@ class Exercise:
         return [(self.shape(shape, size), dtype) for _, shape, dtype in self.outputs]
 
     def _size_of(self, arrays) -> dict:
+        for size in self.sizes:  # the tested size these inputs have
+            if [self.shape(s, size) for _, s, _ in self.inputs] == [a.shape for a in arrays]:
+                return size
         size = {}
         for (_, shape, _), a in zip(self.inputs, arrays):
             for d, n in zip(shape, a.shape):
