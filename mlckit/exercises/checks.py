@@ -151,6 +151,8 @@ def _describe(name, field_name, d, answer_root, reference_root) -> str:
         if type(a).__name__ in _SHOWN and type(a) is type(b):
             shown_l, shown_r = a, b
             break
+    if type(shown_l).__name__ == "BufferLoad":
+        verb = "reads"
     if type(shown_l).__name__ == "IterVar":
         return f"block `{name}` has the axis `{_text(shown_l)}`, expected `{_text(shown_r)}`"
     return f"block `{name}` {verb} `{_text(shown_l)}`, expected `{_text(shown_r)}`"

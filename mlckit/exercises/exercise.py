@@ -156,11 +156,23 @@ class Exercise:
         """The program the learner transforms, at the first size (schedule-like kinds)."""
         return program(self, self.sizes[0])
 
+    def _is_start(self, answer) -> bool:
+        """Whether a module answer is still the starting point (a Relax starting point
+        cannot hold a ``...``: its functions are parsed as they are defined)."""
+        from mlckit.ir import IRModule
+        from mlckit.ir.structural import structural_equal
+
+        if not isinstance(answer, IRModule):
+            return False
+        start = run_source(self.setup + "\n" + self.start, f"start of {self.name}")
+        return structural_equal(answer, start[self.answer_name])
+
     def check(self, answer) -> Feedback:
         """Feedback on ``answer``: never raises for anything the answer does."""
         fb = Feedback(self.name)
         line = unanswered_line(answer) if answer is not None else None
-        if answer is None or line is not None or (isinstance(answer, str) and not answer.strip()):
+        if (answer is None or line is not None or self._is_start(answer)
+                or (isinstance(answer, str) and not answer.strip())):
             fb.status = "not answered"
             where = f": the `...` on line {line} is still there" if line else ""
             fb.note = f"replace the starting point's `...` with your answer{where}"

@@ -82,9 +82,29 @@ def _source_of(obj) -> str | None:
         return None
 
 
-def unanswered_line(answer) -> int | None:
+def _helpers(func) -> list:
+    """The functions ``func`` names that were written in the same file or cell, the
+    methods of such classes included."""
+    here = func.__code__.co_filename
+    out = []
+    for name in func.__code__.co_names:
+        obj = func.__globals__.get(name)
+        candidates = [obj] if inspect.isfunction(obj) else (
+            [m for m in vars(obj).values() if inspect.isfunction(m)]
+            if inspect.isclass(obj) else [])
+        out += [f for f in candidates if f.__code__.co_filename == here and f is not func]
+    return out
+
+
+def unanswered_line(answer, _depth: int = 0) -> int | None:
     """The line (1-based, within the answer's own source) of a ``...`` the learner has
-    not replaced yet; None when there is none or the source cannot be read."""
+    not replaced yet; None when there is none or the source cannot be read.  A function's
+    helpers written beside it (the mutator class a ``rewrite`` uses) count too."""
+    if inspect.isfunction(answer) and _depth == 0:
+        for helper in _helpers(answer):
+            line = unanswered_line(helper, 1)
+            if line is not None:
+                return line
     source = _source_of(answer)
     if source is None:
         return None
