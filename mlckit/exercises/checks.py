@@ -224,10 +224,15 @@ def same_loops(block_name: str):
     differ)."""
 
     def check(answer, reference) -> list[str]:
+        if block_name not in _blocks(_prim_func(answer)):
+            return [f"there is no block `{block_name}`"]
         mine = _loop_names(_prim_func(answer), block_name)
         theirs = _loop_names(_prim_func(reference), block_name)
-        shape = [(getattr(lp.extent, "value", None), _kind(lp)) for lp in mine]
-        want = [(getattr(lp.extent, "value", None), _kind(lp)) for lp in theirs]
+        # schedule primitives name their loops predictably: i_0, j_1 … name the order
+        shape = [(lp.loop_var.name_hint, getattr(lp.extent, "value", None), _kind(lp))
+                 for lp in mine]
+        want = [(lp.loop_var.name_hint, getattr(lp.extent, "value", None), _kind(lp))
+                for lp in theirs]
         if shape == want:
             return []
         return [f"block `{block_name}` sits in the loops ({_loop_text(mine)}), expected "
@@ -245,6 +250,9 @@ def same_function():
         d = first_difference(mine.body, theirs.body, map_free_vars=True)
         if d is None:
             return []
+        nesting = _nesting_difference(mine, theirs)
+        if nesting:
+            return [nesting]
         left, right = _walk_path(mine.body, d.path), _walk_path(theirs.body, d.path)
         for (_, a), (_, b) in zip(reversed(left), reversed(right)):
             if type(a).__name__ in ("Block", "SBlock") and type(a) is type(b):
@@ -264,6 +272,26 @@ def same_function():
     return check
 
 
+def _nesting_difference(mine, theirs) -> str | None:
+    """The first block whose loops differ, or pair of blocks that share other loops than
+    in the reference: "blocks `C_init` and `C_update` share the loops (i: 16), expected
+    (i: 16, j_0: 4)"."""
+    names = [n for n in _blocks(theirs) if n in _blocks(mine)]
+    loops = {n: (_loop_names(mine, n), _loop_names(theirs, n)) for n in names}
+    for n, (a, b) in loops.items():
+        if [(_kind(x), getattr(x.extent, "value", None)) for x in a] != \
+                [(_kind(x), getattr(x.extent, "value", None)) for x in b]:
+            return f"block `{n}` sits in the loops ({_loop_text(a)}), expected ({_loop_text(b)})"
+    for i, n in enumerate(names):
+        for m in names[i + 1:]:
+            shared_a = [x for x in loops[n][0] if any(x is y for y in loops[m][0])]
+            shared_b = [x for x in loops[n][1] if any(x is y for y in loops[m][1])]
+            if len(shared_a) != len(shared_b):
+                return (f"blocks `{n}` and `{m}` share the loops ({_loop_text(shared_a)}), "
+                        f"expected ({_loop_text(shared_b)})")
+    return None
+
+
 def loop_kind(kind: str):
     """Some loop is ``kind`` ("vectorized", "parallel", "unrolled")."""
 
@@ -272,6 +300,21 @@ def loop_kind(kind: str):
         if any(_kind(lp) == kind for lp in loops):
             return []
         return [f"no loop is {kind}"]
+
+    return check
+
+
+def innermost_loop(block_name: str, kind: str):
+    """The innermost loop around ``block_name`` is ``kind`` ("vectorized")."""
+
+    def check(answer, reference) -> list[str]:
+        loops = _loop_names(_prim_func(answer), block_name)
+        if not loops:
+            return [f"there is no loop around block `{block_name}`"]
+        if _kind(loops[-1]) == kind:
+            return []
+        return [f"the innermost loop of block `{block_name}` is `{_loop_text(loops[-1:])}`, "
+                f"not {kind}"]
 
     return check
 
@@ -299,13 +342,18 @@ def buffer_scope(scope: str):
     return check
 
 
-def calls_op(op_name: str, present: bool = True, func: str = "main"):
-    """Relax function ``func`` does (or does not) call the operator ``op_name``."""
+def calls_op(op_name: str, present: bool = True, func: str = "main", count: int | None = None):
+    """Relax function ``func`` does (or does not) call the operator ``op_name``; exactly
+    ``count`` times when given."""
 
     def check(answer, reference) -> list[str]:
-        calls = {getattr(n.op, "name", None) for n in nodes(answer[func])
-                 if type(n).__name__ == "Call"}
-        if (op_name in calls) == present:
+        calls = [getattr(n.op, "name", None) for n in nodes(answer[func])
+                 if type(n).__name__ == "Call"]
+        n = calls.count(op_name)
+        if count is not None and present and n != count:
+            return [f"`{func}` calls {op_name} {n} time{'s' if n != 1 else ''}, "
+                    f"expected {count}"]
+        if (n > 0) == present:
             return []
         return [f"`{func}` {'never calls' if present else 'still calls'} {op_name}"]
 

@@ -203,7 +203,11 @@ class RelaxKind(Kind):
         if inspect.isclass(answer):
             answer = decorate(answer, "I.ir_module", f"answer to {ex.name}")
         elif inspect.isfunction(answer):
+            name = answer.__name__
             answer = answer()
+            if answer is None:
+                raise TVMValueError(f"{name}() returned nothing: return the IRModule "
+                                    "(bb.get())")
         if not isinstance(answer, IRModule):
             raise TVMTypeError(f"expected an IRModule, got {type(answer).__name__}")
         return answer

@@ -77,7 +77,7 @@ class LinearReLU:
     spec=linear_relu,
     inputs=[("x", (1, 4), F32), ("w", (3, 4), F32), ("b", (3,), F32)],
     outputs=[("out", (1, 3), F32)],
-    structure=[calls_op("relax.call_tir")],
+    structure=[calls_op("relax.call_tir", count=2)],
     hints=["`cls = LinearReLU` at the top of main lets you name the kernels: cls.linear.",
            "R.call_tir(cls.linear, (x, w, b), out_sinfo=R.Tensor((1, 3), \"float32\")).",
            "Bind both calls inside `with R.dataflow():` and end with R.output(out)."],
@@ -163,7 +163,7 @@ def build():
     spec=lambda x, w: np.maximum(x @ w.T, 0),
     inputs=[("x", (2, 4), F32), ("w", (3, 4), F32)],
     outputs=[("out", (2, 3), F32)],
-    structure=[calls_op("relax.call_tir")],
+    structure=[calls_op("relax.call_tir", count=2)],
     hints=["`with bb.function(\"main\", [x, w]):` and inside it `with bb.dataflow():`.",
            "bb.emit_te(topi.nn.dense, x, w) emits a TIR kernel and its call_tir.",
            "End the dataflow block with bb.emit_output(...), the function with "

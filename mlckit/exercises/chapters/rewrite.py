@@ -306,7 +306,8 @@ def rewrite(mod):
     inputs=[("x", ("n", 4), F32)],
     outputs=[("gv", ("n", 4), F32)],
     sizes=[{"n": 2}, {"n": 5}],
-    structure=[calls_op("relax.nn.relu", present=False), calls_op("relax.call_tir")],
+    structure=[calls_op("relax.nn.relu", present=False), calls_op("relax.call_tir"),
+               calls_op("relax.add")],
     hints=["self.builder_.call_te(topi.nn.relu, call.args[0]) adds a TIR kernel to the "
            "module and returns its call_tir.",
            "Replace only calls whose op is tvm.ir.Op.get(\"relax.nn.relu\")."],

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..checks import loop_kind, same_loops
+from ..checks import loop_kind, same_function, same_loops
 from ..exercise import Exercise, Speed
 from ..registry import register
 
@@ -153,7 +153,7 @@ def schedule(sch):
     inputs=MM_INPUTS,
     outputs=MM_OUTPUTS,
     sizes=[{"n": 16}, {"n": 8}],
-    structure=[same_loops("C"), same_loops("C_init")],
+    structure=[same_loops("C_update"), same_loops("C_init"), same_function()],
     hints=["decompose_reduction takes the block and the loop above which the init goes.",
            "The init goes above k: `sch.decompose_reduction(block_C, k)`."],
 ))

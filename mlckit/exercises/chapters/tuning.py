@@ -3,7 +3,7 @@
 
 from __future__ import annotations
 
-from ..checks import loop_kind, trace_uses
+from ..checks import innermost_loop, loop_kind, trace_uses
 from ..exercise import Exercise
 from ..registry import register
 from .schedule import MM, MM_INPUTS, MM_OUTPUTS
@@ -77,7 +77,8 @@ def schedule(sch):
     outputs=MM_OUTPUTS,
     sizes=[{"n": 16}, {"n": 24}],
     seeds=(0, 1, 2),
-    structure=[trace_uses("SamplePerfectTile"), loop_kind("vectorized")],
+    structure=[trace_uses("SamplePerfectTile"), loop_kind("vectorized"),
+               innermost_loop("C", "vectorized")],
     hints=["sample_perfect_tile(j, n=2, max_innermost_factor=8).",
            "Vectorize the second loop split returns."],
 ))
