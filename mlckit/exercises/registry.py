@@ -66,4 +66,5 @@ def chapters() -> list[str]:
 
 
 def all_exercises() -> list:
-    return list(_EXERCISES.values())
+    """Every exercise, chapter by chapter in the course's order."""
+    return [ex for name in CHAPTERS for ex in chapter(name)]

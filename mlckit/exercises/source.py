@@ -97,8 +97,8 @@ def _helpers(func) -> list:
 
 
 def unanswered_line(answer, _depth: int = 0) -> int | None:
-    """The line (1-based, within the answer's own source) of a ``...`` the learner has
-    not replaced yet; None when there is none or the source cannot be read.  A function's
+    """The line (in the answer's file or notebook cell) of a ``...`` the learner has not
+    replaced yet; None when there is none or the source cannot be read.  A function's
     helpers written beside it (the mutator class a ``rewrite`` uses) count too."""
     if inspect.isfunction(answer) and _depth == 0:
         for helper in _helpers(answer):
@@ -114,8 +114,18 @@ def unanswered_line(answer, _depth: int = 0) -> int | None:
         return None
     for node in ast.walk(tree):
         if isinstance(node, ast.Constant) and node.value is Ellipsis:
-            return node.lineno
+            return node.lineno + _first_line(answer) - 1
     return None
+
+
+def _first_line(obj) -> int:
+    """The line where ``obj``'s source starts in its file or notebook cell (1 for text)."""
+    if isinstance(obj, str):
+        return 1
+    try:
+        return inspect.getsourcelines(obj)[1] or 1
+    except (OSError, TypeError):
+        return 1
 
 
 def describe_error(err: BaseException) -> list[str]:
