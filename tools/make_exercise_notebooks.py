@@ -33,10 +33,10 @@ INTRO = """\
 # Exercises {number}: {title}
 
 Each exercise below has a statement, a starting point in its answer cell, and a check.
-Replace the `...` in the answer cell with your answer and run the cell after it:
-`ex.check(...)` runs your answer on random inputs of several shapes against NumPy, compares
+Replace the `...` in the answer cell with your answer and run the cell after it: the
+exercise's `check` (`ex_add.check(add)`) runs your answer on random inputs of several shapes against NumPy, compares
 its structure with what the exercise asks for, and tells you what is not right yet.
-`ex.hint()` unlocks one hint at a time.  A check never raises: an error in your answer is
+Its `hint()` (`ex_add.hint()`) unlocks one hint at a time.  A check never raises: an error in your answer is
 shown as feedback.  TVMScript starting points leave the `@T.prim_func` decorator off (a `...`
 cannot be parsed); `check` adds it, and keeping it there works too."""
 
@@ -54,16 +54,17 @@ def notebook(number: int, chapter: str):
                      f"{'reference schedule' if ex.speed.against == 'reference' else 'naive kernel'}.")
         if ex.kind == "trace":
             text += ("\n\nIn a notebook cell: `from mlckit.notebook import ScheduleExplorer`, "
-                     "then `explorer = ScheduleExplorer(ex.start_program())`.")
+                     "then `explorer = ScheduleExplorer(ex_explorer_trace.start_program())`.")
         cells.append(nbformat.v4.new_markdown_cell(text))
-        fetch = f'ex = exercises.get("{ex.name}")'
+        var = "ex_" + ex.name.split(".", 1)[1]  # one name per exercise: cells rerun in any order
+        fetch = f'{var} = exercises.get("{ex.name}")'
         if ex.kind in SHOWS_PROGRAM:
-            fetch += "\nex.start_program().show()"
+            fetch += f"\n{var}.start_program().show()"
         cells.append(nbformat.v4.new_code_cell(fetch))
         answer = nbformat.v4.new_code_cell("# your answer\n" + ex.start.strip("\n"))
         answer.metadata["mlckit"] = {"exercise": ex.name, "role": "answer"}
         cells.append(answer)
-        cells.append(nbformat.v4.new_code_cell(f"ex.check({ex.answer_name})"))
+        cells.append(nbformat.v4.new_code_cell(f"{var}.check({ex.answer_name})"))
     nb = nbformat.v4.new_notebook(cells=cells)
     nb.metadata["kernelspec"] = {"display_name": "Python 3", "language": "python",
                                  "name": "python3"}

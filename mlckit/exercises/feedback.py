@@ -14,6 +14,7 @@ Example::
 from __future__ import annotations
 
 import html
+import re
 from dataclasses import dataclass, field
 
 __all__ = ["Feedback", "Section", "gpu_access_view"]
@@ -90,12 +91,12 @@ class Feedback:
         head = (f"<b style='color:{colour}'>{MARKS[self.status]} {html.escape(self.exercise)}: "
                 f"{HEADLINES[self.status]}</b>")
         if self.note:
-            head += f" <span>({html.escape(self.note)})</span>"
+            head += f" <span>({_code(self.note)})</span>"
         rows = []
         for s in self.sections:
             mark = "✓" if s.ok else "✗"
             c = COLOURS["correct" if s.ok else "wrong"]
-            first = html.escape(s.lines[0])
+            first = _code(s.lines[0])
             rest = "".join(f"<pre style='margin:2px 0 2px 1.5em'>{html.escape(line)}</pre>"
                            for line in s.lines[1:])
             rows.append(f"<li><b style='color:{c}'>{mark} {html.escape(s.title)}</b>: "
@@ -103,6 +104,11 @@ class Feedback:
         items = f"<ul style='margin:4px 0'>{''.join(rows)}</ul>" if rows else ""
         return (f"<div class='mlckit-feedback mlckit-feedback-{self.status.replace(' ', '-')}' "
                 f"style='border-left:4px solid {colour};padding:4px 10px'>{head}{items}</div>")
+
+
+def _code(text: str) -> str:
+    """Escaped HTML, with `backticked` names set as code."""
+    return re.sub(r"`([^`]+)`", r"<code>\1</code>", html.escape(text))
 
 
 def gpu_access_view(func, arrays) -> str:

@@ -64,7 +64,7 @@ def window_sum(a):
 register(Exercise(
     name="gpu.vector_add",
     title="Bind a vector add to GPU threads",
-    statement="Split the loop of the vector add (`ex.start_program()`) into blocks of 32 "
+    statement="Split the loop of the vector add (`start_program()`) into blocks of 32 "
               "threads: bind the outer loop to blockIdx.x and the inner one to threadIdx.x.",
     kind="gpu",
     answer_name="schedule",
@@ -140,7 +140,7 @@ def schedule(sch):
 register(Exercise(
     name="gpu.matmul_tiles",
     title="A matmul in 8×8 thread tiles",
-    statement="Bind the 32×32 matmul (`ex.start_program()`): split i and j by 8, reorder to "
+    statement="Bind the 32×32 matmul (`start_program()`): split i and j by 8, reorder to "
               "i_0, j_0, i_1, j_1, k, bind i_0 to blockIdx.x, j_0 to blockIdx.y, i_1 to "
               "threadIdx.x and j_1 to threadIdx.y.",
     kind="gpu",

@@ -64,7 +64,7 @@ def mm_relu(a, b):
 register(Exercise(
     name="schedule.split_reorder",
     title="Split and reorder",
-    statement="Schedule mm_relu (`ex.start_program()`): split the loop j of block `Y` into "
+    statement="Schedule mm_relu (`start_program()`): split the loop j of block `Y` into "
               "an outer loop and an inner loop of 4, then reorder the loops of `Y` to "
               "i, j_0, k, j_1.",
     kind="schedule",
@@ -129,7 +129,7 @@ def schedule(sch):
 register(Exercise(
     name="schedule.decompose_reduction",
     title="Decompose the reduction",
-    statement="In mm (`ex.start_program()`), split j by 4, reorder to i, j_0, k, j_1, and "
+    statement="In mm (`start_program()`), split j by 4, reorder to i, j_0, k, j_1, and "
               "lift the initialization of `C` out of the reduction with "
               "decompose_reduction at the loop k: a block `C_init` appears before k.",
     kind="schedule",
@@ -161,7 +161,7 @@ def schedule(sch):
 register(Exercise(
     name="schedule.parallel_vectorize",
     title="Parallel rows, vectorized columns",
-    statement="Make the element-wise add (`ex.start_program()`) fast: run the rows (i) in "
+    statement="Make the element-wise add (`start_program()`) fast: run the rows (i) in "
               "parallel, split j into an outer loop and an inner loop of 8, and vectorize "
               "the inner loop.",
     kind="schedule",
@@ -193,7 +193,7 @@ def schedule(sch):
 register(Exercise(
     name="schedule.fuse_split",
     title="Fuse, then split",
-    statement="Fuse the two loops of the element-wise add (`ex.start_program()`) into one, "
+    statement="Fuse the two loops of the element-wise add (`start_program()`) into one, "
               "split it into an outer loop and an inner loop of 16, and unroll the inner loop.",
     kind="schedule",
     answer_name="schedule",
@@ -223,7 +223,7 @@ def schedule(sch):
 register(Exercise(
     name="schedule.explorer_trace",
     title="Explore a faster matmul, then paste the trace",
-    statement="Open `ScheduleExplorer(ex.start_program())` (mlckit.notebook) on the 64×64 "
+    statement="Open a ScheduleExplorer (mlckit.notebook) on `start_program()`, the 64×64 "
               "matmul and apply primitives until it runs at least 1.5× as fast as the naive "
               "kernel (the explorer times every step). Then paste its trace "
               "(`str(explorer.current.trace)`) as a string: check replays it on the "

@@ -11,7 +11,7 @@ from .schedule import MM, MM_INPUTS, MM_OUTPUTS
 register(Exercise(
     name="tuning.sample_tile",
     title="A stochastic tiling",
-    statement="Write a stochastic schedule for the matmul (`ex.start_program()`): sample "
+    statement="Write a stochastic schedule for the matmul (`start_program()`): sample "
               "the split of j with sch.sample_perfect_tile(j, n=2), split j with the sampled "
               "factors and reorder to i, j_0, k, j_1. The check runs it with several seeds.",
     kind="stochastic",
