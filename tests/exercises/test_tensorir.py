@@ -79,7 +79,7 @@ def test_a_parse_error_is_feedback_with_its_line():
         for i, j in T.grid(4, 4):
             with T.block("C"):
                 vi, vj = T.axis.remap("SS", [i, j])
-                C[vi, vj] = A[vi, vj] + B[vi, k]
+                C[vi, vj] = A[vi, vj] + B[vi, k]  # noqa: F821 - the mistake checked
 
     fb = ex.check(add)
     assert fb.status == "error"

@@ -4,8 +4,6 @@ path where there is no GPU (``mlckit.backend.numba_cuda``)."""
 
 from __future__ import annotations
 
-import numpy as np
-
 from ..checks import buffer_scope, same_loops, thread_bound
 from ..exercise import Exercise
 from ..registry import register
