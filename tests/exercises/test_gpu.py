@@ -60,3 +60,30 @@ def test_binding_before_reordering_leaves_the_loops_out_of_order():
     fb = exercises.get("gpu.matmul_tiles").check(schedule)
     assert "block `C` sits in the loops (i_0: 4 bound to blockIdx.x, i_1: 8 bound to " \
            "threadIdx.x, j_0: 4 bound to blockIdx.y" in str(fb)
+
+
+def test_gpu_feedback_shows_the_gpu_access_view_in_notebooks(monkeypatch):
+    """The hook for mlckit.notebook.gpu_view: called with the answer and the arrays it
+    ran on, its HTML goes into the correctness section (not into the text form)."""
+    import sys
+    import types
+
+    seen = []
+
+    class View:
+        def _repr_html_(self):
+            return "<div class='gpu-view'>threads</div>"
+
+    def gpu_view(func, *arrays):
+        seen.append((func, [a.shape for a in arrays]))
+        return View()
+
+    monkeypatch.setitem(sys.modules, "mlckit.notebook.gpu_view",
+                        types.SimpleNamespace(gpu_view=gpu_view))
+    ex = exercises.get("gpu.window_sum_shared")
+    fb = ex.check(ex.solution_object())
+    assert fb.status == "correct"
+    assert seen[0][1] == [(130,), (128,)]
+    assert "threadIdx.x" in seen[0][0].script()
+    assert "<div class='gpu-view'>threads</div>" in fb._repr_html_()
+    assert "gpu-view" not in str(fb)

@@ -90,8 +90,8 @@ register(Exercise(
               "{\"kind\": \"llvm\", \"num-cores\": 1} with your stochastic tiling of the "
               "matmul as the space (space=ms.space_generator.ScheduleFn(...)), 4 trials, an "
               "in-memory database, and return the best schedule "
-              "(ms.tir_integration.compile_tir). Tuning starts worker processes: this check "
-              "takes a few seconds.",
+              "(ms.tir_integration.compile_tir). A runner of one forked worker "
+              "(ms.runner.LocalRunner(max_workers=1, start_method=\"fork\")) keeps it quick.",
     kind="tune",
     answer_name="tune",
     program=MM,
@@ -119,14 +119,16 @@ def tune(mod):
     import tempfile
     db = ms.tune_tir(mod, target, work_dir=tempfile.mkdtemp(), max_trials_global=4,
                      num_trials_per_iter=4, space=ms.space_generator.ScheduleFn(space),
-                     database="memory", strategy="replay-trace", num_tuning_cores=1,
-                     seed=0, progress=False)
+                     database="memory", strategy="replay-trace", seed=0, progress=False,
+                     runner=ms.runner.LocalRunner(max_workers=1, start_method="fork",
+                                                  min_repeat_ms=1))
     return ms.tir_integration.compile_tir(db, mod, target)
 ''',
     spec=lambda a, b: a @ b,
     inputs=MM_INPUTS,
     outputs=MM_OUTPUTS,
     structure=[trace_uses("SamplePerfectTile")],
+    structure_uses_reference=False,
     hints=["The space is a function of a tir.Schedule, wrapped in "
            "ms.space_generator.ScheduleFn.",
            "tune_tir(..., max_trials_global=4, database=\"memory\") keeps it short.",
