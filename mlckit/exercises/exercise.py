@@ -168,15 +168,23 @@ class Exercise:
         start = run_source(self.setup + "\n" + self.start, f"start of {self.name}")
         return structural_equal(answer, start[self.answer_name])
 
+    def _unanswered(self, answer) -> str | None:
+        """Why ``answer`` is no answer yet, or None when it is one."""
+        if answer is None or (isinstance(answer, str) and not answer.strip()):
+            return f"`{self.answer_name}` holds no answer yet: put yours there"
+        line = unanswered_line(answer)
+        if line is not None:
+            return f"replace the `...` on line {line} with your answer"
+        if self._is_start(answer):
+            return "it is still the starting point: fill it in"
+        return None
+
     def check(self, answer) -> Feedback:
         """Feedback on ``answer``: never raises for anything the answer does."""
         fb = Feedback(self.name)
-        line = unanswered_line(answer) if answer is not None else None
-        if (answer is None or line is not None or self._is_start(answer)
-                or (isinstance(answer, str) and not answer.strip())):
-            fb.status = "not answered"
-            where = f": the `...` on line {line} is still there" if line else ""
-            fb.note = f"replace the starting point's `...` with your answer{where}"
+        note = self._unanswered(answer)
+        if note:
+            fb.status, fb.note = "not answered", note
             return fb
         started = time.perf_counter()
         self._answer = answer
