@@ -19,7 +19,7 @@ import numpy as np
 from mlckit.ir.node import Node
 from mlckit.ir.structural import first_difference
 
-__all__ = ["block_difference", "buffer_scope", "calls_op", "compare_outputs", "loop_kind",
+__all__ = ["passes_change", "block_difference", "buffer_scope", "calls_op", "compare_outputs", "loop_kind",
            "nodes", "same_block", "same_function", "thread_bound", "trace_uses"]
 
 
@@ -356,6 +356,19 @@ def calls_op(op_name: str, present: bool = True, func: str = "main", count: int 
         if (n > 0) == present:
             return []
         return [f"`{func}` {'never calls' if present else 'still calls'} {op_name}"]
+
+    return check
+
+
+def passes_change(*names: str):
+    """Each pass of ``names`` that ran (a pipeline answer) changed the module."""
+
+    def check(answer, reference) -> list[str]:
+        out = []
+        for step in answer.stepper.steps:
+            if step.name in names and not step.changed:
+                out.append(f"`{step.name}` (step {step.index}) changed nothing")
+        return out
 
     return check
 

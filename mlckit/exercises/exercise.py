@@ -172,7 +172,9 @@ class Exercise:
         """Why ``answer`` is no answer yet, or None when it is one."""
         if answer is None or (isinstance(answer, str) and not answer.strip()):
             return f"`{self.answer_name}` holds no answer yet: put yours there"
-        line = unanswered_line(answer)
+        if isinstance(answer, (list, tuple)) and any(a is Ellipsis for a in answer):
+            return "replace the `...` in the list with your answer"
+        line = unanswered_line(answer) if not isinstance(answer, (list, tuple)) else None
         if line is not None:
             return f"replace the `...` on line {line} with your answer"
         if self._is_start(answer):

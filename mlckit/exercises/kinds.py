@@ -11,7 +11,8 @@ A kind turns the learner's answer into something runnable for one size of the ex
 - ``tune``: a function ``tune(mod)`` that tunes and returns a ``tir.Schedule``;
 - ``te``: a function of ``te`` placeholders returning the output tensor;
 - ``relax``: an IRModule (or its undecorated class, or a function building one);
-- ``rewrite``: a function ``rewrite(mod)`` (a pass works) applied to the program module.
+- ``rewrite``: a function ``rewrite(mod)`` (a pass works) applied to the program module;
+- ``pipeline``: a list of passes, run on the program module through the PassStepper.
 
 Example::
 
@@ -236,6 +237,36 @@ class RewriteKind(RelaxKind):
         return mod
 
 
+class Pipeline:
+    """What a pipeline answer made: the final module ``mod`` (indexable like it) and the
+    PassStepper that recorded every pass on the way."""
+
+    def __init__(self, stepper):
+        self.stepper = stepper
+        self.mod = stepper.result
+
+    def __getitem__(self, name):
+        return self.mod[name]
+
+
+class PipelineKind(RelaxKind):
+    """A list of passes (or one pass), stepped through with the PassStepper."""
+
+    def make(self, ex, answer, size, seed):
+        from mlckit.ir.transform import Pass
+        from mlckit.notebook.pass_stepper import PassStepper
+
+        passes = list(answer) if isinstance(answer, (list, tuple)) else [answer]
+        for i, p in enumerate(passes):
+            if not isinstance(p, Pass):
+                raise TVMTypeError(f"item {i} of the pipeline is {type(p).__name__}, not a "
+                                   "pass: write relax.transform.LegalizeOps() (with the ())")
+        return Pipeline(PassStepper(program(ex, size), passes))
+
+    def run(self, ex, made, arrays):
+        return super().run(ex, made.mod, arrays)
+
+
 KINDS: dict[str, Kind] = {
     "tvmscript": TVMScriptKind(),
     "schedule": ScheduleKind(),
@@ -246,4 +277,5 @@ KINDS: dict[str, Kind] = {
     "te": TEKind(),
     "relax": RelaxKind(),
     "rewrite": RewriteKind(),
+    "pipeline": PipelineKind(),
 }

@@ -40,3 +40,34 @@ def test_lowering_every_call_to_relu_is_wrong_and_named():
     fb = ex.check(rewrite)
     assert "output `gv` differs at index (0, 0)" in str(fb)
     assert "`main` never calls relax.add" in str(fb)
+
+
+def test_a_pipeline_without_the_pattern_annotation_fuses_nothing_and_says_which_pass_idled():
+    from mlckit import relax
+
+    T = relax.transform
+    fb = exercises.get("rewrite.fusion_pipeline").check(
+        [T.LegalizeOps(), T.FuseOps(), T.FuseTIR()])
+    assert fb.sections[0].ok  # the passes keep the numbers; they just do not fuse
+    assert fb.sections[1].lines == ["`main` calls relax.call_tir 3 times, expected 1",
+                                    "`FuseOps` (step 1) changed nothing",
+                                    "`FuseTIRInner` (step 7) changed nothing"]
+
+
+def test_a_pipeline_fusing_before_legalizing_is_named_by_the_stepper():
+    from mlckit import relax
+
+    T = relax.transform
+    fb = exercises.get("rewrite.fusion_pipeline").check(
+        [T.FuseOps(), T.LegalizeOps(), T.AnnotateTIROpPattern(), T.FuseTIR()])
+    assert "`FuseOps` (step 0) changed nothing" in str(fb)
+
+
+def test_a_pass_class_instead_of_a_pass_is_named():
+    from mlckit import relax
+
+    T = relax.transform
+    fb = exercises.get("rewrite.fusion_pipeline").check(
+        [T.LegalizeOps, T.AnnotateTIROpPattern(), T.FuseOps(), T.FuseTIR()])
+    assert "item 0 of the pipeline is function, not a pass: write " \
+           "relax.transform.LegalizeOps() (with the ())" in str(fb)

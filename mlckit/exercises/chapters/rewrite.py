@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..checks import calls_op, nodes
+from ..checks import calls_op, nodes, passes_change
 from ..exercise import Exercise
 from ..registry import register
 
@@ -311,4 +311,57 @@ def rewrite(mod):
     hints=["self.builder_.call_te(topi.nn.relu, call.args[0]) adds a TIR kernel to the "
            "module and returns its call_tir.",
            "Replace only calls whose op is tvm.ir.Op.get(\"relax.nn.relu\")."],
+))
+
+
+MLP_RELU = '''
+@I.ir_module
+class before:
+    @R.function
+    def main(x: R.Tensor(({n}, 4), "float32"), w: R.Tensor((4, 3), "float32"),
+             b: R.Tensor((3,), "float32")):
+        with R.dataflow():
+            lv0 = R.matmul(x, w)
+            lv1 = R.add(lv0, b)
+            gv = R.nn.relu(lv1)
+            R.output(gv)
+        return gv
+'''
+
+register(Exercise(
+    name="rewrite.fusion_pipeline",
+    title="A pipeline that fuses, watched with the PassStepper",
+    statement="Give the list of passes that turns main into one call_tir of one fused TIR "
+              "kernel (matmul, add and relu together): legalize the operators to TIR, "
+              "annotate the TIR kernels' patterns, group the operators, merge each group's TIR. "
+              "Watch each step with `PassStepper(start_program(), passes)` "
+              "(mlckit.notebook); the check runs your list through the PassStepper too.",
+    kind="pipeline",
+    answer_name="passes",
+    program=MLP_RELU,
+    start='''
+passes = [
+    relax.transform.LegalizeOps(),
+    ...
+]
+''',
+    solution='''
+passes = [
+    relax.transform.LegalizeOps(),
+    relax.transform.AnnotateTIROpPattern(),
+    relax.transform.FuseOps(),
+    relax.transform.FuseTIR(),
+]
+''',
+    spec=lambda x, w, b: np.maximum(x @ w + b, 0),
+    inputs=[("x", ("n", 4), F32), ("w", (4, 3), F32), ("b", (3,), F32)],
+    outputs=[("gv", ("n", 3), F32)],
+    sizes=[{"n": 2}, {"n": 1}],
+    structure=[calls_op("relax.call_tir", count=1),
+               passes_change("LegalizeOps", "AnnotateTIROpPattern", "FuseOps", "FuseTIRInner")],
+    structure_uses_reference=False,
+    hints=["Four passes of relax.transform, all written with ().",
+           "FuseOps groups only operators whose TIR kernels carry a pattern "
+           "(AnnotateTIROpPattern), and only once they are TIR (LegalizeOps).",
+           "FuseTIR comes last: it merges each group into one PrimFunc."],
 ))
