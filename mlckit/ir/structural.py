@@ -172,6 +172,32 @@ def structural_equal(lhs: Any, rhs: Any, map_free_vars: bool = False) -> bool:
     return True
 
 
+class Difference:
+    """The first difference between two IR objects: ``path`` (``<root>.body.block …``),
+    the two sub-objects there (``lhs``, ``rhs``) and the ``reason``."""
+
+    def __init__(self, path: str, lhs: Any, rhs: Any, reason: str):
+        self.path, self.lhs, self.rhs, self.reason = path, lhs, rhs, reason
+
+    def __repr__(self) -> str:
+        return f"Difference({self.path}: {self.reason})"
+
+
+def first_difference(lhs: Any, rhs: Any, map_free_vars: bool = False) -> Difference | None:
+    """The first difference :func:`assert_structural_equal` would report, or None.
+
+    Example::
+
+        d = first_difference(answer, expected)
+        d.path, d.lhs, d.rhs      # '<root>.body.block.body…', B[vk, vj], B[vj, vk]
+    """
+    try:
+        _Equal(map_free_vars).eq("<root>", lhs, rhs)
+    except _Mismatch as m:
+        return Difference(m.path, m.lhs, m.rhs, m.reason)
+    return None
+
+
 def assert_structural_equal(lhs: Any, rhs: Any, map_free_vars: bool = False) -> None:
     """Raise ``ValueError`` naming the path of the first difference between lhs and rhs.
 

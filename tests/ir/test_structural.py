@@ -109,3 +109,28 @@ def test_global_vars_compare_by_name():
     m2 = IRModule({"g": make_add_one()})
     with pytest.raises(ValueError, match="key 'f' is missing"):
         assert_structural_equal(m1, m2)
+
+
+def test_first_difference_gives_the_path_and_the_two_sides():
+    from mlckit.ir.structural import first_difference
+    from mlckit.script import tir as T
+
+    @T.prim_func
+    def a(A: T.Buffer((4, 4), "float32"), B: T.Buffer((4, 4), "float32")):
+        for i, j in T.grid(4, 4):
+            with T.block("B"):
+                vi, vj = T.axis.remap("SS", [i, j])
+                B[vi, vj] = A[vj, vi]
+
+    @T.prim_func
+    def b(A: T.Buffer((4, 4), "float32"), B: T.Buffer((4, 4), "float32")):
+        for i, j in T.grid(4, 4):
+            with T.block("B"):
+                vi, vj = T.axis.remap("SS", [i, j])
+                B[vi, vj] = A[vi, vj]
+
+    assert first_difference(a.body, a.body) is None
+    d = first_difference(a.body, b.body, map_free_vars=True)
+    assert d.path == "<root>.block.body.body.body.block.reads[0].region[0].min"
+    assert (d.lhs.name_hint, d.rhs.name_hint) == ("vj", "vi")
+    assert d.reason == "variables are bound to different definitions"
