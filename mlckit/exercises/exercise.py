@@ -17,6 +17,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from mlckit.error import TVMError
+
 from .feedback import Feedback, gpu_access_view
 from .kinds import KINDS, program
 from .source import describe_error, run_source, unanswered_line
@@ -292,8 +294,8 @@ class Exercise:
         outputs = [np.zeros(s, d) for s, d in self.output_shapes(arrays)]
         try:
             view = gpu_access_view(_prim_func(made), [*arrays, *outputs])
-        except Exception:  # noqa: BLE001 - the view is extra; the verdict stands without it
-            view = ""
+        except TVMError as err:  # the view is extra: the verdict stands, and says why not
+            view = f"<p>(no GPU access view: {html.escape(str(err).splitlines()[0])})</p>"
         (section or fb.sections[-1]).html_extra = view
 
     # --- display --------------------------------------------------------------------

@@ -113,13 +113,11 @@ def _code(text: str) -> str:
 
 def gpu_access_view(func, arrays) -> str:
     """HTML of the GPU access view of ``func`` run on ``arrays``, for a GPU exercise's
-    feedback; "" while that view is not part of mlckit.
+    feedback.
 
     This is the one place where exercise feedback meets the GPU access view
     (``mlckit.notebook.gpu_view``): a GPU exercise's correctness section shows what this
     returns, in notebooks only."""
-    try:
-        from mlckit.notebook.gpu_view import gpu_view
-    except ImportError:
-        return ""
+    from mlckit.notebook.gpu_view import gpu_view
+
     return gpu_view(func, *arrays)._repr_html_()

@@ -87,3 +87,15 @@ def test_gpu_feedback_shows_the_gpu_access_view_in_notebooks(monkeypatch):
     assert "threadIdx.x" in seen[0][0].script()
     assert "<div class='gpu-view'>threads</div>" in fb._repr_html_()
     assert "gpu-view" not in str(fb)
+
+
+def test_gpu_feedback_draws_the_real_gpu_access_view_of_the_answer():
+    """The reference answer's feedback carries mlckit.notebook.gpu_view's picture: the
+    shared buffer the answer stages, and no race, since the answer keeps its barrier."""
+    ex = exercises.get("gpu.window_sum_shared")
+    fb = ex.check(ex.solution_object())
+    html = fb._repr_html_()
+    assert fb.status == "correct"
+    assert "<b>A_shared</b> (shared, float32[34])" in html
+    assert "<b>races: none</b>" in html
+    assert "A_shared" not in str(fb)
