@@ -21,7 +21,8 @@ copyright = "the mlckit developers"
 extensions = ["myst_nb", "sphinx.ext.autodoc", "apiref"]
 
 root_doc = "docs/index"
-include_patterns = ["docs/**", "notebooks/*.ipynb", "notebooks/README.md"]
+include_patterns = ["docs/**", "notebooks/*.ipynb", "notebooks/exercises/*.ipynb",
+                    "notebooks/README.md"]
 exclude_patterns = ["docs/_build", "docs/_ext", "docs/_root", ".venv", ".git", "**/.ipynb_checkpoints"]
 # the home page of the site is index.html: a redirect to docs/index.html
 html_extra_path = ["_root"]
