@@ -25,7 +25,6 @@ import ipywidgets as W
 from mlckit.error import TVMError
 
 from .diff import diff_html
-from .pictures import LiveDisplay, explorer_header, explorer_picture
 from .explorer_primitives import (
     BLOCK,
     BOOL,
@@ -38,6 +37,7 @@ from .explorer_primitives import (
     format_param,
     parse_param,
 )
+from .pictures import LiveDisplay, explorer_header, explorer_picture
 
 __all__ = ["ScheduleExplorerView", "history_svg"]
 
