@@ -55,6 +55,8 @@ def pre_html(code_html: str, max_height: str = "") -> str:
         pre_html(html_text(mod.script()))
     """
     height = f";max-height:{max_height};overflow-y:auto" if max_height else ""
+    # lines never wrap (JupyterLab wraps a <pre> anywhere, even inside a word): they scroll
+    code_html = code_html.replace('<pre style="', '<pre style="white-space:pre;', 1)
     return (f'<div class="mlckit-code" style="overflow-x:auto;max-width:100%;'
             f'text-align:left{height}">{code_html}</div>')
 
@@ -80,8 +82,10 @@ def columns_html(columns: list[tuple[str, list[Cell]]], css_class: str = "") -> 
             f'<div style="display:inline-block;min-width:100%;{_FONT};'
             f'line-height:{LINE_PX}px">{lines}</div></div>')
     cls = f"mlckit-columns {css_class}".strip()
-    return (f'<div class="{cls}" style="display:flex;align-items:flex-start;width:100%;'
-            f'max-width:100%;box-sizing:border-box;border:1px solid #d0d7de;'
+    # width 0 + min-width 100%: as wide as the output (or panel) it is in, never as wide as
+    # its longest line, also inside a widget's flex box
+    return (f'<div class="{cls}" style="display:flex;align-items:flex-start;width:0;'
+            f'min-width:100%;box-sizing:border-box;border:1px solid #d0d7de;'
             f'text-align:left">' + "".join(parts) + "</div>")
 
 

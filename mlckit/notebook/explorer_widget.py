@@ -41,7 +41,10 @@ from .pictures import LiveDisplay, explorer_header, explorer_picture
 
 __all__ = ["ScheduleExplorerView", "history_svg"]
 
-_CODE = "overflow:auto;max-height:30em;font-size:12px"
+# width 0 + min-width 100%: the box takes the panel's width, never its longest line's, and
+# scrolls (a flex item would otherwise grow to fit a long line of code)
+_CODE = ("overflow:auto;max-height:30em;font-size:12px;width:0;min-width:100%;"
+         "box-sizing:border-box")
 _PRE = "white-space:pre;overflow-x:auto;margin:0;"  # no wrapping: code lines scroll
 _ERROR = ("background:#ffebe9;color:#cf222e;border:1px solid #ff8182;border-radius:4px;"
           "padding:4px 8px;font-family:monospace;white-space:pre-wrap")

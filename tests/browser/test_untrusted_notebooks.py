@@ -97,7 +97,7 @@ def test_the_saved_outputs_show_as_intended_untrusted(page, untrusted_lab, artif
     for selector, count in EXPECTED.get(name, {}).items():
         assert notebook.locator(selector).count() >= count, selector
     # code keeps its indentation, left-aligned, one line per line
-    for view in notebook.locator(".mlckit-side-by-side, .mlckit-diff").all():
+    for view in notebook.locator(".mlckit-columns").all():
         lines = view.locator(".mlckit-column > div:nth-child(2) > div")
         style = lines.first.evaluate("el => [getComputedStyle(el).textAlign, "
                                      "getComputedStyle(el).whiteSpace]")
@@ -113,11 +113,10 @@ def test_the_saved_outputs_show_as_intended_untrusted(page, untrusted_lab, artif
     stem = name.removesuffix(".ipynb")
     for selector in (".mlckit-side-by-side", "img.mlckit-graph", ".mlckit-explorer-picture",
                      ".mlckit-pass-stepper-picture"):
-        found = notebook.locator(selector)
-        if found.count():
-            found.first.scroll_into_view_if_needed()
-            tag = selector.strip(".").replace("img.", "").replace("mlckit-", "")
-            found.first.screenshot(path=str(artifacts / f"untrusted_{stem}_{tag}.png"))
+        tag = selector.strip(".").replace("img.", "").replace("mlckit-", "")
+        for k, view in enumerate(notebook.locator(selector).all()[:3]):
+            view.scroll_into_view_if_needed()
+            view.screenshot(path=str(artifacts / f"untrusted_{stem}_{tag}_{k}.png"))
 
 
 @pytest.mark.parametrize("name", NOTEBOOKS)
