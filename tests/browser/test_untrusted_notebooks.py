@@ -37,6 +37,8 @@ OVERFLOWING = """
             if (!(el.scrollWidth > el.clientWidth + 1) || el.clientWidth === 0) continue;
             const style = getComputedStyle(el);
             if (style.display === 'inline' || ['auto', 'scroll'].includes(style.overflowX)) continue;
+            // the widgets' own chrome: tab titles end in an ellipsis, sliders clip their track
+            if (/(^|\s)(lm-TabBar-tab|noUi-)/.test(String(el.className))) continue;
             const name = el.tagName.toLowerCase() + (el.className && el.className.baseVal === undefined
                 ? '.' + String(el.className).trim().split(/\\s+/).join('.') : '');
             bad.push([name, el.scrollWidth, el.clientWidth]);
