@@ -42,9 +42,10 @@ class PassStepperView:
                                              ("side by side", "side_by_side"),
                                              ("graph", "graph")],
                                     value=DIFF_MODES[0], style={"button_width": "auto"})
-        self.function = W.Dropdown(options=[("whole module", None)]
+        # "" (not None, which a dropdown shows as no choice at all): the whole module
+        self.function = W.Dropdown(options=[("whole module", "")]
                                    + [(name, name) for name in stepper.functions],
-                                   value=None, description="function",
+                                   value="", description="function",
                                    layout=W.Layout(width="100%"),
                                    style={"description_width": "4.5em"})
         self.select = W.Select(rows=min(max(len(stepper.steps), 2), 12),
@@ -73,6 +74,7 @@ class PassStepperView:
                        layout=W.Layout(flex="1 1 auto", min_width="0", margin="0 0 0 1em"))
         self.widget = W.VBox([self.header, W.HBox([controls, right],
                                                   layout=W.Layout(width="100%"))])
+        self.widget.add_class("mlckit-pass-stepper")
         self._render()
 
     # -- what is shown --------------------------------------------------------------------
@@ -141,19 +143,24 @@ class PassStepperView:
         state = "changed the IR" if step.changed else "left the IR unchanged"
         self.title.value = (f"<b>{step.index}: {html.escape(step.name)}</b> {state} "
                             f"&mdash; {step.seconds * 1e3:.3f} ms")
-        self.diff.value = self.stepper.view_html(i, self.mode.value, self.function.value)
+        self.diff.value = self.stepper.view_html(i, self.mode.value, self.function_name)
         if hasattr(self, "live"):
             self.live.changed()
 
     def select_function(self, name: str | None) -> None:
         """Show only function ``name`` (None: the whole module), as the dropdown does."""
-        self.function.value = name
+        self.function.value = name or ""
+
+    @property
+    def function_name(self) -> str | None:
+        """The function shown alone (None: the whole module)."""
+        return self.function.value or None
 
     # -- display --------------------------------------------------------------------------
     def picture(self) -> str:
         """The static picture of the view as it stands (:mod:`.pictures`)."""
         return pass_stepper_picture(self.stepper, self.current, self.mode.value,
-                                    self.function.value)
+                                    self.function_name)
 
     def mimebundle(self, include=None, exclude=None) -> dict:
         """The widget's display data, its picture as ``text/html`` and the summary as

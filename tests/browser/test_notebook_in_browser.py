@@ -129,8 +129,8 @@ def test_undo_goes_back_a_step(notebook):
 
 def stepper_of(page, k: int = 0):
     """The pass list and the whole of the ``k``-th PassStepper widget of the page."""
-    passes = page.locator(".widget-select select").nth(k)
-    return passes, page.locator(".widget-vbox", has=passes).first  # the outermost: the stepper
+    stepper = page.locator(".mlckit-pass-stepper").nth(k)
+    return stepper.locator(".widget-select select"), stepper
 
 
 def test_the_pass_stepper_steps_through_the_passes(notebook, artifacts):
@@ -175,10 +175,11 @@ def test_the_zero_pipeline_stepper_shows_main_s_graph_before_and_after_each_pass
 
 
 def test_no_output_of_the_run_notebook_is_wider_than_its_box_unless_it_scrolls(notebook):
-    from .test_untrusted_notebooks import COLUMNS_OUTSIDE, OVERFLOWING
+    from .test_untrusted_notebooks import COLUMNS_OUTSIDE, OVERFLOWING, WIDE_TABLES
 
     page = notebook.locator(".jp-Notebook").first
     assert page.evaluate(OVERFLOWING) == []
+    assert page.evaluate(WIDE_TABLES) == []
     assert page.evaluate(COLUMNS_OUTSIDE) == []
 
 

@@ -29,7 +29,7 @@ EXPECTED = {
 
 # Every element in an output whose content is wider than its box and which does not scroll
 # sideways itself: [(what, content width, box width)].
-OVERFLOWING = """
+OVERFLOWING = r"""
 (root) => {
     const bad = [];
     for (const out of root.querySelectorAll('.jp-OutputArea-output')) {
@@ -40,12 +40,20 @@ OVERFLOWING = """
             // the widgets' own chrome: tab titles end in an ellipsis, sliders clip their track
             if (/(^|\s)(lm-TabBar-tab|noUi-)/.test(String(el.className))) continue;
             const name = el.tagName.toLowerCase() + (el.className && el.className.baseVal === undefined
-                ? '.' + String(el.className).trim().split(/\\s+/).join('.') : '');
+                ? '.' + String(el.className).trim().split(/\s+/).join('.') : '');
             bad.push([name, el.scrollWidth, el.clientWidth]);
         }
     }
     return bad;
 }
+"""
+
+# A table (a layout of columns, not a line of code) wider than its output hides a column
+# even when something scrolls around it: [(class, table width, output width)].
+WIDE_TABLES = """
+(root) => [...root.querySelectorAll('.jp-OutputArea-output table')].map(t => [
+        String(t.className), t.offsetWidth,
+        t.closest('.jp-OutputArea-output').clientWidth]).filter(([, w, box]) => w > box + 1)
 """
 
 # Each column of a side-by-side view lies inside its output (none pushed off-screen).
@@ -125,4 +133,5 @@ def test_the_saved_outputs_show_as_intended_untrusted(page, untrusted_lab, artif
 def test_no_saved_output_is_wider_than_its_box_unless_it_scrolls(page, untrusted_lab, name):
     notebook = open_saved(page, untrusted_lab, name)
     assert notebook.evaluate(OVERFLOWING) == []
+    assert notebook.evaluate(WIDE_TABLES) == []
     assert notebook.evaluate(COLUMNS_OUTSIDE) == []
