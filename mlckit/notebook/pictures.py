@@ -102,7 +102,7 @@ def pass_stepper_picture(stepper, index: int | None = None, mode: str = "unified
         rows.append(f'<tr style="{weight}"><td style="{_TD}">{"●" if s.changed else "○"}</td>'
                     f'<td style="{_TD}">{s.index}</td><td style="{_TD}">{html.escape(s.name)}</td>'
                     f'<td style="{_TD}">{s.seconds * 1e3:.2f} ms</td></tr>')
-    passes = (f'<div style="flex:0 1 20em;min-width:0;overflow-x:auto">'
+    passes = (f'<div style="flex:0 0 auto;max-width:45%;overflow-x:auto">'
               f'<table style="font-size:12px;border-collapse:collapse;margin:0">{"".join(rows)}'
               "</table></div>")
     shown = ""
