@@ -3,10 +3,11 @@
 Both texts come with a map from each line to the TIR statements it was written for: the
 printer's (``script_with_line_map``) and the lnumpy generator's (``line_to_stmt``).  Lines
 of the same statement are aligned in the same row (:class:`difflib.SequenceMatcher` over
-the statement sequence), and in HTML, hovering a line highlights every line of its
-statement in both columns.  The HTML is self-contained: inline CSS (a ``:has()`` rule per
-statement) and a tiny inline script doing the same where ``:has()`` is missing, so it works
-in JupyterLab, VS Code and a static HTML export.  ``str(view)`` is the terminal's form.
+the statement sequence).  The HTML renders anywhere, untrusted notebooks and GitHub
+included: two columns of inline-styled lines (:mod:`.columns`) that share the width and
+scroll each on its own; where scripts run, a tiny script adds the links (hovering a line
+outlines every line of its statement in both columns).  ``str(view)`` is the terminal's
+form.
 
 Example::
 
