@@ -179,3 +179,19 @@ def __getattr__(name: str):
     if name in _ELSEWHERE:
         return getattr(importlib.import_module(_ELSEWHERE[name]), name)
     raise AttributeError(f"module 'mlckit.error' has no attribute {name!r}")
+
+
+def did_you_mean(name: str, names) -> str:
+    """``"; did you mean 'add'?"``: the public name of ``names`` closest to a misspelt
+    ``name``, or "" when none is close (for "has no attribute" messages).
+
+    Example::
+
+        >>> did_you_mean("ad", ["add", "multiply"])
+        "; did you mean 'add'?"
+    """
+    import difflib
+
+    public = [n for n in names if not n.startswith("_")]
+    close = difflib.get_close_matches(name, public, n=1, cutoff=0.6)
+    return f"; did you mean {close[0]!r}?" if close else ""

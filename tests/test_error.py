@@ -53,3 +53,45 @@ def test_errors_defined_elsewhere_are_reexported_under_tvm_names():
     assert error.DiagnosticError is DiagnosticError and error.ScheduleError is ScheduleError
     with pytest.raises(AttributeError, match="no attribute 'Nope'"):
         error.Nope  # noqa: B018
+
+
+# -- "did you mean" for misspelt names outside a script ---------------------------------------
+def test_did_you_mean_names_the_closest_public_name_or_nothing():
+    from mlckit.error import did_you_mean
+
+    assert did_you_mean("ad", ["add", "_add_impl", "multiply"]) == "; did you mean 'add'?"
+    assert did_you_mean("xyzzy", ["add", "multiply"]) == ""
+    assert did_you_mean("_ad", ["_add"]) == ""  # private names are never proposed
+
+
+@pytest.mark.parametrize("spelt, message", [
+    ("R.ad", "module 'R' (mlckit.script.relax) has no attribute 'ad'; did you mean 'add'?"),
+    ("T.grd", "module 'T' (mlckit.script.tir) has no attribute 'grd'; did you mean 'grid'?"),
+    ("TX.sblok", "module 'mlckit.script.tirx' has no attribute 'sblok'; "
+                 "did you mean 'sblock'?"),
+    ("relax.BlockBulder", "module 'mlckit.relax' has no attribute 'BlockBulder'; "
+                          "did you mean 'BlockBuilder'?"),
+    ("tir.Schedul", "module 'mlckit.tir' has no attribute 'Schedul'; did you mean 'Schedule'?"),
+    ("sch.splt", "'Schedule' object has no attribute 'splt'; did you mean 'split'?"),
+    ("sch.get_blok", "'Schedule' object has no attribute 'get_blok'; "
+                     "did you mean 'get_block'?"),
+])
+def test_a_misspelt_attribute_says_what_was_meant(spelt, message):
+    from mlckit import relax, tir
+    from mlckit.script import relax as R
+    from mlckit.script import tirx as TX
+
+    sch = tir.Schedule(mm_relu)
+    names = {"R": R, "T": T, "TX": TX, "relax": relax, "tir": tir, "sch": sch}
+    owner, attr = spelt.split(".")
+    with pytest.raises(AttributeError) as info:
+        getattr(names[owner], attr)
+    assert str(info.value) == message
+
+
+def test_a_schedule_still_copies_and_unknown_dunders_fail_plainly():
+    import copy
+
+    sch = tvm.tir.Schedule(mm_relu)
+    assert copy.deepcopy(sch).mod.script() == sch.mod.script()
+    assert not hasattr(sch, "__array_interface__")

@@ -18,6 +18,7 @@ Example::
 from __future__ import annotations
 
 import random
+import sys
 
 from mlckit.error import TVMTypeError, TVMValueError
 from mlckit.ir.module import IRModule
@@ -117,8 +118,9 @@ def _tune_task(ctx: TuneContext, max_trials: int, per_iter: int, runner, databas
     strategy.pre_tuning(max_trials, per_iter, spaces, database, cost_model)
     workload = strategy.workload
     best = min((r.median_secs for r in database.get_top_k(workload, 1)), default=float("inf"))
+    # stdout, not stderr: a notebook shows stderr as an error (a pink box)
     bar = tqdm(total=max_trials, desc=f"tune_tir {ctx.task_name}", disable=not progress,
-               unit="trial", leave=True)
+               unit="trial", leave=True, file=sys.stdout)
     try:
         while True:
             candidates = strategy.generate_measure_candidates()
@@ -142,6 +144,9 @@ def _tune_task(ctx: TuneContext, max_trials: int, per_iter: int, runner, databas
                 for c, r in zip(candidates, results)])
             cost_model.update(candidates, results)
             strategy.notify_runner_results(candidates, results)
+        if bar.n < max_trials:  # the search space ran out first: the bar ends full anyway
+            bar.total = bar.n
+            bar.set_description_str(f"tune_tir {ctx.task_name} (all {bar.n} candidates)")
     finally:
         bar.close()
     strategy.post_tuning()

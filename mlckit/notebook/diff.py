@@ -13,9 +13,11 @@ from __future__ import annotations
 
 import difflib
 import html
-import re
+import itertools
 
 from mlckit.error import TVMValueError
+
+from .columns import Cell, columns_html
 
 __all__ = ["DIFF_MODES", "diff_html", "unified_diff"]
 
@@ -29,16 +31,7 @@ _LINE_STYLES = {
 _PRE = ("margin:0;padding:6px;font-family:monospace;font-size:12px;line-height:1.35;"
         "white-space:pre;overflow-x:auto")
 
-_TABLE_CSS = """
-table.mlckit-diff {font-family:monospace;font-size:12px;border-collapse:collapse;border:none}
-table.mlckit-diff td {padding:0 6px;white-space:pre;vertical-align:top;border:none}
-table.mlckit-diff th {padding:2px 6px;text-align:left;background:#f6f8fa;border:none}
-table.mlckit-diff td.diff_header {color:#8c959f;text-align:right}
-table.mlckit-diff td.diff_next {display:none}
-table.mlckit-diff .diff_add {background:#e6ffec}
-table.mlckit-diff .diff_chg {background:#fff8c5}
-table.mlckit-diff .diff_sub {background:#ffebe9}
-"""
+_SIDE_COLOURS = {"delete": "#ffebe9", "insert": "#e6ffec", "replace": "#fff8c5"}
 
 
 def unified_diff(before: str, after: str, from_name: str = "before", to_name: str = "after",
@@ -63,7 +56,8 @@ def unified_diff(before: str, after: str, from_name: str = "before", to_name: st
 def diff_html(before: str, after: str, mode: str = "unified", from_name: str = "before",
               to_name: str = "after", context: int = 3) -> str:
     """The diff of two texts as HTML: ``mode`` "unified" (one column, added lines green,
-    removed red) or "side_by_side" (two columns, :class:`difflib.HtmlDiff`).
+    removed red) or "side_by_side" (two columns sharing the width, each scrolling on its
+    own).
 
     Example::
 
@@ -82,12 +76,24 @@ def diff_html(before: str, after: str, mode: str = "unified", from_name: str = "
             rows.append(f'<span style="{style}">{html.escape(line)}</span>' if style
                         else html.escape(line))
         return f'<pre class="mlckit-diff" style="{_PRE}">' + "\n".join(rows) + "</pre>"
-    table = difflib.HtmlDiff(tabsize=4).make_table(
-        before.splitlines(), after.splitlines(), html.escape(from_name), html.escape(to_name),
-        context=True, numlines=context)
-    table = table.replace('<table class="diff"', '<table class="mlckit-diff diff"', 1)
-    # difflib numbers its anchors with a global counter: drop them, so that the same diff
-    # always renders the same (stored notebook outputs compare equal)
-    table = re.sub(r' (id|name)="(difflib_chg_|from|to)[^"]*"', "", table)
-    table = re.sub(r'<a href="#difflib_chg_[^"]*">([^<]*)</a>', r"\1", table)
-    return f"<div><style>{_TABLE_CSS}</style>{table}</div>"
+    return _side_by_side(before.splitlines(), after.splitlines(), from_name, to_name, context)
+
+
+def _side_by_side(a: list[str], b: list[str], from_name: str, to_name: str,
+                  context: int) -> str:
+    """Two columns (:mod:`.columns`): changed lines and ``context`` lines around them, a
+    gap facing lines only one side has; removed lines red, added green, changed yellow."""
+    left, right = [], []
+    matcher = difflib.SequenceMatcher(a=a, b=b, autojunk=False)
+    for g, group in enumerate(matcher.get_grouped_opcodes(context)):
+        if g:  # lines left out between two hunks
+            left.append(Cell(None, '<span style="color:#8c959f">⋯</span>'))
+            right.append(Cell(None, '<span style="color:#8c959f">⋯</span>'))
+        for tag, i1, i2, j1, j2 in group:
+            colour = _SIDE_COLOURS.get(tag, "")
+            for i, j in itertools.zip_longest(range(i1, i2), range(j1, j2)):
+                left.append(Cell(None, None, colour and "#f6f8fa") if i is None else
+                            Cell(i + 1, html.escape(a[i]), colour))
+                right.append(Cell(None, None, colour and "#f6f8fa") if j is None else
+                              Cell(j + 1, html.escape(b[j]), colour))
+    return columns_html([(from_name, left), (to_name, right)], "mlckit-diff")

@@ -227,9 +227,10 @@ class ScheduleExplorer:
 
     @property
     def title(self) -> str:
-        """The function's name as a learner knows it (its global symbol)."""
-        func = self.sch.mod[self.func_name]
-        return str(func.attrs.get("global_symbol", self.func_name))
+        """The function's name: the one it has in the schedule's module, as the TVMScript,
+        the lnumpy twin and the trace (``func_name="main"``) all call it — TVM names a lone
+        PrimFunc ``main`` when it makes a schedule of it."""
+        return self.func_name
 
     def blocks(self) -> list[str]:
         """The names of the blocks of the current function, in program order."""
@@ -472,7 +473,7 @@ class ScheduleExplorer:
         diff = "" if before is None else unified_diff(before.script, text, f"step {before.index}",
                                                       f"step {index}")
         return Step(index, primitive, dict(args), call, new_names, sch, text,
-                    str(to_source(func)), diff, loops, blocks)
+                    str(to_source(func, self.func_name)), diff, loops, blocks)
 
     def _measure(self, step: Step) -> bool:
         """Time ``step`` (when measuring); whether a time or an error was recorded."""
@@ -527,11 +528,21 @@ class ScheduleExplorer:
         return self._view
 
     def _repr_mimebundle_(self, include=None, exclude=None):
+        """The live widget, a picture of it (``text/html``) and the text form."""
         try:
             view = self.view()
         except ImportError:  # no ipywidgets: the text form
             return {"text/plain": self.text()}
         return view.mimebundle(include=include, exclude=exclude)
+
+    def _ipython_display_(self) -> None:
+        """Displayed by a cell: the widget, its picture kept in step with later cells."""
+        try:
+            view = self.view()
+        except ImportError:
+            print(self.text())
+            return
+        view.live.display()
 
 
 class _Handles:

@@ -37,10 +37,14 @@ from .explorer_primitives import (
     format_param,
     parse_param,
 )
+from .pictures import LiveDisplay, explorer_header, explorer_picture
 
 __all__ = ["ScheduleExplorerView", "history_svg"]
 
-_CODE = "overflow:auto;max-height:30em;font-size:12px"
+# width 0 + min-width 100%: the box takes the panel's width, never its longest line's, and
+# scrolls (a flex item would otherwise grow to fit a long line of code)
+_CODE = ("overflow:auto;max-height:30em;font-size:12px;width:0;min-width:100%;"
+         "box-sizing:border-box")
 _PRE = "white-space:pre;overflow-x:auto;margin:0;"  # no wrapping: code lines scroll
 _ERROR = ("background:#ffebe9;color:#cf222e;border:1px solid #ff8182;border-radius:4px;"
           "padding:4px 8px;font-family:monospace;white-space:pre-wrap")
@@ -89,6 +93,7 @@ class ScheduleExplorerView:
             self.trace,
         ])
         self.widget.add_class("mlckit-explorer")
+        self.live = LiveDisplay(self.mimebundle)
         self._syncing = False
         self._input_error: str | None = None
         self._shown = None  # the step shown: a refusal keeps it, and the inputs as typed
@@ -125,6 +130,10 @@ class ScheduleExplorerView:
 
     # -- events ---------------------------------------------------------------------------
     def _on_model(self, event: str) -> None:
+        self._on_model_event(event)
+        self.live.changed()  # the stored picture follows the steps cells take
+
+    def _on_model_event(self, event: str) -> None:
         if event == "measured":
             self._render_header()
             self._render_timing()
@@ -225,15 +234,7 @@ class ScheduleExplorerView:
                             if message else "")
 
     def _render_header(self) -> None:
-        ex = self.explorer
-        cur = ex.current
-        what = "the function as given" if cur.index == 0 else html.escape(cur.label)
-        result = "" if cur.agrees is None else (
-            " · same results as step 0" if cur.agrees else
-            ' · <b style="color:#cf222e">results differ from step 0</b>')
-        self.header.value = (
-            f"<b>ScheduleExplorer</b> · <code>{html.escape(ex.title)}</code> · step "
-            f"{cur.index} of {len(ex.steps) - 1}: {what} · {cur.time_text}{result}")
+        self.header.value = explorer_header(self.explorer)
 
     def _render_code(self) -> None:
         ex = self.explorer
@@ -273,8 +274,10 @@ class ScheduleExplorerView:
 
     # -- display --------------------------------------------------------------------------
     def mimebundle(self, include=None, exclude=None) -> dict:
-        """The widget's display data, with the explorer's text form as ``text/plain``."""
+        """The widget's display data, a picture of it as ``text/html`` (shown where the
+        widget cannot run) and the explorer's text form as ``text/plain``."""
         bundle = self.widget._repr_mimebundle_(include=include, exclude=exclude) or {}
+        bundle["text/html"] = explorer_picture(self.explorer)
         bundle["text/plain"] = self.explorer.text()
         return bundle
 

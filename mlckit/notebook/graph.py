@@ -7,8 +7,10 @@
 - PrimFunc: the loop-nest tree: the function, its loops (kind, variable, extent), blocks
   (iterators, allocations, ``T.where``), inits and the statements at the leaves.
 
-The view only reads the IR.  ``g.source`` is the DOT text (a terminal's form); in a notebook
-the graph displays as SVG, which needs Graphviz's ``dot`` program.
+The view only reads the IR.  ``g.source`` is the DOT text (a terminal's form).  In a notebook
+the graph displays drawn (Graphviz's ``dot`` program draws it): as SVG, and as HTML holding
+that SVG as an image, which an untrusted notebook, GitHub and nbviewer show too (JupyterLab
+shows no SVG output of a notebook it does not trust).
 
 Example::
 
@@ -19,6 +21,9 @@ Example::
 """
 
 from __future__ import annotations
+
+import base64
+import html
 
 import graphviz
 
@@ -31,10 +36,39 @@ from mlckit.tir import expr as tx
 from mlckit.tir import stmt as ts
 from mlckit.tir.function import PrimFunc
 
-__all__ = ["graph", "relax_graph", "tir_graph"]
+__all__ = ["Graph", "graph", "relax_graph", "tir_graph"]
 
 _FONT = "monospace"
 _MAX_LABEL = 60
+
+
+class Graph(graphviz.Digraph):
+    """A ``graphviz.Digraph`` that displays drawn wherever a notebook is shown: its display
+    data holds the SVG, an ``<img>`` of it for HTML (kept by sanitizers, which drop
+    ``<svg>`` markup and untrusted SVG outputs), and a line of text instead of
+    ``<graphviz.graphs.Digraph at 0x…>``.
+
+    Example::
+
+        g = graph(mm_relu)
+        g._repr_mimebundle_().keys()      # image/svg+xml, text/html, text/plain
+    """
+
+    def _repr_mimebundle_(self, include=None, exclude=None, **kwargs):
+        text = (f"graph {self.name}: {self.source.count(' -> ')} edge(s); "
+                "print(g.source) for its DOT text")
+        try:
+            svg = self.pipe(format="svg", encoding="utf-8")
+        except graphviz.ExecutableNotFound:  # no `dot`: the text form only
+            return {"text/plain": text + " (install Graphviz to draw it)"}
+        svg = svg[svg.index("<svg"):]  # the XML prolog and doctype are not needed inline
+        data = base64.b64encode(svg.encode()).decode()
+        img = (f'<img class="mlckit-graph" alt="graph {html.escape(self.name or "")}" '
+               f'style="max-width:100%;height:auto" src="data:image/svg+xml;base64,{data}">')
+        bundle = {"image/svg+xml": svg, "text/html": f'<div style="text-align:left">{img}</div>',
+                  "text/plain": text}
+        return {k: v for k, v in bundle.items()
+                if (include is None or k in include) and (exclude is None or k not in exclude)}
 
 
 def graph(obj, name: str | None = None) -> graphviz.Digraph:
@@ -130,10 +164,10 @@ class _RelaxGraph:
 
     def __init__(self, func: rx.Function, name: str):
         self.func = func
-        self.g = graphviz.Digraph(name=name, graph_attr={"rankdir": "TB", "label": name,
-                                                         "labelloc": "t", "fontname": _FONT},
-                                  node_attr={"fontname": _FONT, "fontsize": "11"},
-                                  edge_attr={"fontname": _FONT, "fontsize": "9"})
+        self.g = Graph(name=name, graph_attr={"rankdir": "TB", "label": name,
+                                               "labelloc": "t", "fontname": _FONT},
+                       node_attr={"fontname": _FONT, "fontsize": "11"},
+                       edge_attr={"fontname": _FONT, "fontsize": "9"})
         self.producer: dict[int, str] = {}  # id(var) -> node id
         self.edges: list[tuple[str, str, str]] = []
         self.counter = 0
@@ -312,10 +346,10 @@ class _TirGraph:
 
     def __init__(self, func: PrimFunc, name: str):
         self.func = func
-        self.g = graphviz.Digraph(name=name, graph_attr={"rankdir": "TB", "ordering": "out",
-                                                         "fontname": _FONT},
-                                  node_attr={"fontname": _FONT, "fontsize": "11"},
-                                  edge_attr={"arrowsize": "0.6"})
+        self.g = Graph(name=name, graph_attr={"rankdir": "TB", "ordering": "out",
+                                               "fontname": _FONT},
+                       node_attr={"fontname": _FONT, "fontsize": "11"},
+                       edge_attr={"arrowsize": "0.6"})
         self.name = name
         self.counter = 0
 

@@ -22,7 +22,7 @@ import time
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
-from mlckit.error import TVMIndexError, TVMTypeError
+from mlckit.error import TVMError, TVMIndexError, TVMTypeError
 from mlckit.instrument import PassInstrument
 from mlckit.ir.module import IRModule
 from mlckit.ir.transform import Pass, PassContext, Sequential
@@ -66,10 +66,25 @@ class PassStep:
     def changed(self) -> bool:
         return self.before != self.after
 
-    def diff(self, context: int = 3) -> str:
-        """The unified diff of ``before`` and ``after`` ("" when nothing changed)."""
-        return unified_diff(self.before, self.after, f"before {self.name}",
-                            f"after {self.name}", context)
+    def diff(self, context: int = 3, func: str | None = None) -> str:
+        """The unified diff of ``before`` and ``after`` ("" when nothing changed), of the
+        whole module or of function ``func`` only."""
+        before, after = self.texts(func)
+        return unified_diff(before, after, f"before {self.name}", f"after {self.name}", context)
+
+    def texts(self, func: str | None = None) -> tuple[str, str]:
+        """The TVMScript before and after the pass: of the module, or of function ``func``
+        ("" where the module has no such function)."""
+        if func is None:
+            return self.before, self.after
+        return _function_text(self.module_before, func), _function_text(self.module_after, func)
+
+
+def _function_text(mod: IRModule, name: str) -> str:
+    for gv, f in mod.functions.items():
+        if gv.name_hint == name:
+            return f.script()
+    return ""
 
 
 class RecordPasses(PassInstrument):
@@ -104,6 +119,26 @@ class RecordPasses(PassInstrument):
         name, before, start, has_inner = self._open.pop()
         if not has_inner:
             self.steps.append((name, before, mod, end - start))
+
+
+def _graph_side(title: str, mod: IRModule, func: str | None) -> str:
+    """One side of :meth:`PassStepper.graph_html`: a title and the drawn graph, or why
+    there is none."""
+    import html
+
+    from .graph import graph
+
+    head = f'<div style="font-size:12px;font-weight:bold">{html.escape(title)}</div>'
+    names = [gv.name_hint for gv in mod.functions]
+    if func not in names:
+        body = f"<i>no function {html.escape(str(func))} here</i>"
+    else:
+        try:
+            body = graph(mod, func)._repr_mimebundle_().get("text/html", "")
+        except TVMError as err:  # a function kind the graph view does not draw
+            body = f"<i>{html.escape(str(err))}</i>"
+        body = body or "<i>install Graphviz to draw graphs</i>"
+    return f'<div style="flex:1 1 0;min-width:0;overflow-x:auto">{head}{body}</div>'
 
 
 def _as_pipeline(passes) -> Pass:
@@ -187,19 +222,61 @@ class PassStepper:
     def total_seconds(self) -> float:
         return sum(s.seconds for s in self.steps)
 
-    def diff(self, i: int, context: int = 3) -> str:
-        """The unified diff (difflib) of step ``i``'s TVMScript ("" when it changed nothing).
+    @property
+    def functions(self) -> list[str]:
+        """The names of the functions the module has before or after any pass, in the order
+        they first appear (passes add functions: fused ones, legalized kernels)."""
+        names: dict[str, None] = {}
+        for mod in [self.module, *(s.module_after for s in self.steps)]:
+            for gv in mod.functions:
+                names.setdefault(gv.name_hint, None)
+        return list(names)
+
+    def diff(self, i: int, context: int = 3, func: str | None = None) -> str:
+        """The unified diff (difflib) of step ``i``'s TVMScript ("" when it changed nothing),
+        of the whole module or of function ``func`` only.
 
         Example::
 
             print(stepper.diff(1))     # --- before CallTIRRewrite / +++ after ... / @@ ...
+            print(stepper.diff(1, func="main"))
         """
-        return self.step(i).diff(context)
+        return self.step(i).diff(context, func)
 
-    def diff_html(self, i: int, mode: str = "unified", context: int = 3) -> str:
-        """Step ``i``'s diff as HTML: ``mode`` "unified" or "side_by_side"."""
+    def diff_html(self, i: int, mode: str = "unified", context: int = 3,
+                  func: str | None = None) -> str:
+        """Step ``i``'s diff as HTML: ``mode`` "unified" or "side_by_side"; of the whole
+        module or of function ``func``."""
         s = self.step(i)
-        return diff_html(s.before, s.after, mode, f"before {s.name}", f"after {s.name}", context)
+        before, after = s.texts(func)
+        return diff_html(before, after, mode, f"before {s.name}", f"after {s.name}", context)
+
+    def graph_html(self, i: int, func: str | None = None) -> str:
+        """The graph of function ``func`` (default: ``main``) before and after step ``i``,
+        side by side (:func:`mlckit.notebook.graph`; images that render anywhere).
+
+        Example::
+
+            HTML(stepper.graph_html(0, "main"))
+        """
+        s = self.step(i)
+        func = func or self.default_function()
+        sides = [_graph_side(f"before {s.name}", s.module_before, func),
+                 _graph_side(f"after {s.name}", s.module_after, func)]
+        return ('<div class="mlckit-graphs" style="display:flex;gap:8px;width:100%;'
+                'align-items:flex-start;text-align:left">' + "".join(sides) + "</div>")
+
+    def default_function(self) -> str | None:
+        """The function shown when none is chosen: ``main``, else the first there is."""
+        names = self.functions
+        return "main" if "main" in names else (names[0] if names else None)
+
+    def view_html(self, i: int, mode: str = "unified", func: str | None = None) -> str:
+        """What the view shows of step ``i``: its diff (``mode`` "unified" or
+        "side_by_side") or its ``"graph"`` before and after; of ``func`` or the module."""
+        if mode == "graph":
+            return self.graph_html(i, func)
+        return self.diff_html(i, mode, func=func)
 
     # -- text form --------------------------------------------------------------------
     def summary(self) -> str:
@@ -226,6 +303,18 @@ class PassStepper:
         return self._view
 
     def _repr_mimebundle_(self, include=None, exclude=None):
-        bundle = self.view().widget._repr_mimebundle_(include=include, exclude=exclude) or {}
-        bundle["text/plain"] = self.summary()
-        return bundle
+        """The live widget, a picture of it (``text/html``) and the summary as text."""
+        try:
+            view = self.view()
+        except ImportError:  # no ipywidgets: the text form
+            return {"text/plain": self.summary()}
+        return view.mimebundle(include=include, exclude=exclude)
+
+    def _ipython_display_(self) -> None:
+        """Displayed by a cell: the widget, its picture kept in step with the model."""
+        try:
+            view = self.view()
+        except ImportError:
+            print(self.summary())
+            return
+        view.live.display()

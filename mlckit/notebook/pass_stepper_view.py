@@ -1,8 +1,8 @@
 """The ipywidgets view of a :class:`~mlckit.notebook.PassStepper` (it only reads the model).
 
 A list of the passes (``●`` changed the IR, ``○`` did not, with the time of each), a slider
-(arrow keys step it, as they step the list), "only passes that changed", unified or
-side-by-side diff, and the diff of the selected pass.
+(arrow keys step it, as they step the list), "only passes that changed", a unified or
+side-by-side diff or the graph before and after, of the whole module or of one function.
 
 Example::
 
@@ -18,6 +18,7 @@ import html
 import ipywidgets as W
 
 from .diff import DIFF_MODES
+from .pictures import LiveDisplay, pass_stepper_picture
 
 __all__ = ["PassStepperView"]
 
@@ -38,8 +39,15 @@ class PassStepperView:
         self.only_changed = W.Checkbox(value=False, description="only passes that changed",
                                        indent=False)
         self.mode = W.ToggleButtons(options=[("unified", "unified"),
-                                             ("side by side", "side_by_side")],
+                                             ("side by side", "side_by_side"),
+                                             ("graph", "graph")],
                                     value=DIFF_MODES[0], style={"button_width": "auto"})
+        # "" (not None, which a dropdown shows as no choice at all): the whole module
+        self.function = W.Dropdown(options=[("whole module", "")]
+                                   + [(name, name) for name in stepper.functions],
+                                   value="", description="function",
+                                   layout=W.Layout(width="100%"),
+                                   style={"description_width": "4.5em"})
         self.select = W.Select(rows=min(max(len(stepper.steps), 2), 12),
                                layout=W.Layout(width="100%"))
         self.slider = W.IntSlider(min=0, max=0, value=0, description="step",
@@ -54,15 +62,19 @@ class PassStepperView:
         self.slider.observe(self._on_slider, names="value")
         self.only_changed.observe(lambda _: self._refresh_options(), names="value")
         self.mode.observe(lambda _: self._render(), names="value")
+        self.function.observe(lambda _: self._render(), names="value")
+        self.live = LiveDisplay(self.mimebundle)
         # the pass list keeps its width (labels readable); the diff takes the rest and
         # scrolls sideways instead of squeezing the controls
-        controls = W.VBox([self.only_changed, self.select, self.slider, self.mode],
+        controls = W.VBox([self.only_changed, self.select, self.slider, self.mode,
+                           self.function],
                           layout=W.Layout(flex="0 0 26em", width="26em"))
         self.diff.layout = W.Layout(overflow="auto", max_height="40em")
         right = W.VBox([self.title, self.diff],
                        layout=W.Layout(flex="1 1 auto", min_width="0", margin="0 0 0 1em"))
         self.widget = W.VBox([self.header, W.HBox([controls, right],
                                                   layout=W.Layout(width="100%"))])
+        self.widget.add_class("mlckit-pass-stepper")
         self._render()
 
     # -- what is shown --------------------------------------------------------------------
@@ -131,4 +143,29 @@ class PassStepperView:
         state = "changed the IR" if step.changed else "left the IR unchanged"
         self.title.value = (f"<b>{step.index}: {html.escape(step.name)}</b> {state} "
                             f"&mdash; {step.seconds * 1e3:.3f} ms")
-        self.diff.value = self.stepper.diff_html(i, self.mode.value)
+        self.diff.value = self.stepper.view_html(i, self.mode.value, self.function_name)
+        if hasattr(self, "live"):
+            self.live.changed()
+
+    def select_function(self, name: str | None) -> None:
+        """Show only function ``name`` (None: the whole module), as the dropdown does."""
+        self.function.value = name or ""
+
+    @property
+    def function_name(self) -> str | None:
+        """The function shown alone (None: the whole module)."""
+        return self.function.value or None
+
+    # -- display --------------------------------------------------------------------------
+    def picture(self) -> str:
+        """The static picture of the view as it stands (:mod:`.pictures`)."""
+        return pass_stepper_picture(self.stepper, self.current, self.mode.value,
+                                    self.function_name)
+
+    def mimebundle(self, include=None, exclude=None) -> dict:
+        """The widget's display data, its picture as ``text/html`` and the summary as
+        ``text/plain``."""
+        bundle = self.widget._repr_mimebundle_(include=include, exclude=exclude) or {}
+        bundle["text/html"] = self.picture()
+        bundle["text/plain"] = self.stepper.summary()
+        return bundle

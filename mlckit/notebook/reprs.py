@@ -3,8 +3,9 @@
 The core classes (``tir.Schedule``, ``Trace``, the VM ``Executable``, ``ProfileReport``,
 ``NDArray``) import these renderers inside ``_repr_html_``, so the core never imports the
 notebook layer; outside a notebook they show their text form (``__repr__``/``__str__``).
-Every renderer returns self-contained HTML: inline styles, and for the profile table a tiny
-inline script that sorts it when a column header is clicked.
+Every renderer returns self-contained HTML that renders untrusted (GitHub, nbviewer, a
+fresh clone's JupyterLab): inline styles only, from the list JupyterLab's sanitizer keeps;
+the profile table adds a tiny script that sorts it on a click where scripts run.
 
 Example::
 
@@ -24,14 +25,17 @@ _BOX = "font-family:sans-serif;font-size:13px"
 _TABLE = ("border-collapse:collapse;font-size:12px;margin:4px 0")
 _TH = "padding:2px 8px;text-align:left;background:#f6f8fa;border-bottom:1px solid #d0d7de"
 _TD = "padding:1px 8px;text-align:left;border:none"
+_PRE = "overflow-x:auto;max-width:100%;text-align:left"  # long lines scroll, never spill
 _NUM = "padding:1px 8px;text-align:right;border:none;font-family:monospace"
 
 
 def _code(text: str) -> str:
-    """Python-highlighted code (pygments, inline styles)."""
+    """Python-highlighted code (pygments, inline styles) in a box that scrolls sideways."""
     from mlckit.script.printer.highlight import html_text
 
-    return html_text(text)
+    from .columns import pre_html
+
+    return pre_html(html_text(text))
 
 
 def _esc(value) -> str:
@@ -103,7 +107,8 @@ def executable_html(ex) -> str:
             + f'<table style="{_TABLE}"><thead><tr>{head}</tr></thead><tbody>'
             + "".join(rows) + "</tbody></table>"
             + f'<div>kernels ({len(ex.kernels)}): <code>{_esc(kernels)}</code></div>'
-            + f"<details><summary>bytecode</summary><pre>{_esc(ex.as_text())}</pre></details>"
+            + f"<details><summary>bytecode</summary><pre style=\"{_PRE}\">"
+            + f"{_esc(ex.as_text())}</pre></details>"
             + "</div>")
 
 
@@ -164,4 +169,4 @@ def ndarray_html(arr) -> str:
     values = np.array2string(arr._mlckit_numpy_view(), separator=", ")
     shape = "(" + ", ".join(map(str, arr.shape)) + ("," if len(arr.shape) == 1 else "") + ")"
     return (f'<div style="{_BOX}">' + _header("NDArray", f"{shape} {arr.dtype} on {arr.device}")
-            + f'<pre style="margin:2px 0">{_esc(values)}</pre></div>')
+            + f'<pre style="margin:2px 0;{_PRE}">{_esc(values)}</pre></div>')

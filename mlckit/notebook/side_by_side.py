@@ -3,10 +3,11 @@
 Both texts come with a map from each line to the TIR statements it was written for: the
 printer's (``script_with_line_map``) and the lnumpy generator's (``line_to_stmt``).  Lines
 of the same statement are aligned in the same row (:class:`difflib.SequenceMatcher` over
-the statement sequence), and in HTML, hovering a line highlights every line of its
-statement in both columns.  The HTML is self-contained: inline CSS (a ``:has()`` rule per
-statement) and a tiny inline script doing the same where ``:has()`` is missing, so it works
-in JupyterLab, VS Code and a static HTML export.  ``str(view)`` is the terminal's form.
+the statement sequence).  The HTML renders anywhere, untrusted notebooks and GitHub
+included: two columns of inline-styled lines (:mod:`.columns`) that share the width and
+scroll each on its own; where scripts run, a tiny script adds the links (hovering a line
+outlines every line of its statement in both columns).  ``str(view)`` is the terminal's
+form.
 
 Example::
 
@@ -20,13 +21,14 @@ Example::
 from __future__ import annotations
 
 import difflib
-import hashlib
 import itertools
 from dataclasses import dataclass
 
 from mlckit.error import TVMTypeError
 from mlckit.ir.module import IRModule
 from mlckit.tir.function import PrimFunc
+
+from .columns import Cell, columns_html
 
 __all__ = ["SideBySide", "side_by_side"]
 
@@ -165,40 +167,22 @@ class SideBySide:
 
     # -- HTML ------------------------------------------------------------------------------------
     def html(self) -> str:
-        """Self-contained HTML: a table of aligned, highlighted lines, linked on hover."""
+        """HTML that renders anywhere (inline styles only; see :mod:`.columns`): the two
+        columns share the output's width and scroll sideways each on its own, rows level.
+        Where scripts run (a trusted notebook), hovering a line highlights every line of
+        its statement in both columns."""
         left = _highlighted_lines(self.tvmscript, len(self._left_lines))
         right = _highlighted_lines(self.lnumpy, len(self._right_lines))
-        digest = hashlib.sha1((self.tvmscript + "\0" + self.lnumpy).encode()).hexdigest()[:12]
-        table_id = f"mlckit-sbs-{digest}"
-        rows = ['<tr><th></th><th>TVMScript</th><th></th><th>lnumpy</th></tr>']
+        left_cells, right_cells = [], []
         for row in self.rows:
-            cells = []
-            for n, lines, ids in ((row.left, left, self.left_ids),
-                                  (row.right, right, self.right_ids)):
+            for n, lines, ids, cells in ((row.left, left, self.left_ids, left_cells),
+                                         (row.right, right, self.right_ids, right_cells)):
                 if n is None:
-                    cells.append('<td class="n"></td><td class="c"></td>')
-                    continue
-                data = " ".join(map(str, ids.get(n, ())))
-                attr = f' data-s="{data}"' if data else ""
-                cells.append(f'<td class="n">{n}</td><td class="c"{attr}>{lines[n - 1]}</td>')
-            rows.append("<tr>" + "".join(cells) + "</tr>")
-        n_ids = 1 + max(itertools.chain(*self.left_ids.values(), *self.right_ids.values()),
-                        default=-1)
-        hover = "\n".join(
-            f'#{table_id}:has(td[data-s~="{k}"]:hover) td[data-s~="{k}"]'
-            f"{{background:#fff3b0}}" for k in range(n_ids))
-        css = (f"#{table_id}{{border-collapse:collapse;font-family:monospace;font-size:12px;"
-               f"line-height:1.35;border:none}}\n"
-               f"#{table_id} td,#{table_id} th{{padding:0 6px;border:none;text-align:left;"
-               f"vertical-align:top;background:none}}\n"
-               f"#{table_id} th{{font-family:sans-serif;background:#f6f8fa}}\n"
-               f"#{table_id} td.c{{white-space:pre}}\n"
-               f"#{table_id} td.n{{color:#8c959f;text-align:right;user-select:none}}\n"
-               f"#{table_id} td.n:nth-child(3){{border-left:1px solid #d0d7de}}\n"
-               f"#{table_id} td.hl{{background:#fff3b0}}\n{hover}")
-        return (f'<div style="overflow-x:auto"><style>{css}</style>'
-                f'<table id="{table_id}" class="mlckit-side-by-side">' + "".join(rows)
-                + f"</table>{_script(table_id)}</div>")
+                    cells.append(Cell(None, None))
+                else:
+                    cells.append(Cell(n, lines[n - 1], link=" ".join(map(str, ids.get(n, ())))))
+        return (columns_html([("TVMScript", left_cells), ("lnumpy", right_cells)],
+                             "mlckit-side-by-side") + _SCRIPT)
 
     def _repr_html_(self) -> str:
         return self.html()
@@ -228,16 +212,15 @@ def _highlighted_lines(text: str, n_lines: int) -> list[str]:
     return [line if line else "" for line in out[:n_lines]] + [""] * max(0, n_lines - len(out))
 
 
-def _script(table_id: str) -> str:
-    """Highlight every line sharing a statement with the hovered one (where CSS ``:has()``
-    is missing); it finds its table as the element just before it."""
-    return (
-        "<script>(function(){var s=document.currentScript,"
-        f't=(s&&s.previousElementSibling)||document.getElementById("{table_id}");'
-        "if(!t||t.dataset.linked)return;t.dataset.linked=1;"
-        'function off(){t.querySelectorAll("td.hl").forEach(function(x){x.classList.remove("hl")})}'
-        't.addEventListener("mouseover",function(e){off();var c=e.target.closest("td[data-s]");'
-        'if(!c)return;c.dataset.s.split(" ").forEach(function(k){'
-        "t.querySelectorAll('td[data-s~=\"'+k+'\"]').forEach(function(x){x.classList.add(\"hl\")})"
-        '})});t.addEventListener("mouseleave",off)})();</script>'
-    )
+# Hovering a line highlights the lines of its statement in both columns.  Only where
+# scripts run: the picture itself needs none.  It finds its view as the element before it.
+_SCRIPT = (
+    "<script>(function(){var s=document.currentScript,t=s&&s.previousElementSibling;"
+    "if(!t||t.dataset.linked)return;t.dataset.linked=1;var on=[];"
+    "function off(){on.forEach(function(x){x.style.outline=''});on=[]}"
+    't.addEventListener("mouseover",function(e){off();var c=e.target.closest("[data-s]");'
+    'if(!c||!c.dataset.s)return;c.dataset.s.split(" ").forEach(function(k){'
+    "t.querySelectorAll('[data-s~=\"'+k+'\"]').forEach(function(x){"
+    "x.style.outline='2px solid #f4c542';x.style.outlineOffset='-2px';on.push(x)})})});"
+    't.addEventListener("mouseleave",off)})();</script>'
+)

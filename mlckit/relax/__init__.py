@@ -60,4 +60,7 @@ def __getattr__(name: str):
         import importlib
 
         return importlib.import_module(f"mlckit.relax.{name}")
-    raise AttributeError(f"module 'mlckit.relax' has no attribute {name!r}")
+    from mlckit.error import did_you_mean
+
+    raise AttributeError(f"module 'mlckit.relax' has no attribute {name!r}"
+                         + did_you_mean(name, [*globals(), "VirtualMachine", "Executable"]))

@@ -116,7 +116,10 @@ def __getattr__(name: str):
     op = importlib.import_module("mlckit.relax.op")
     if hasattr(op, name):
         return getattr(op, name)
-    raise AttributeError(f"module 'R' (mlckit.script.relax) has no attribute {name!r}")
+    from mlckit.error import did_you_mean
+
+    raise AttributeError(f"module 'R' (mlckit.script.relax) has no attribute {name!r}"
+                         + did_you_mean(name, __dir__()))
 
 
 def __dir__() -> list[str]:

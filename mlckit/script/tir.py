@@ -179,3 +179,11 @@ def iter_var(v, dom, iter_type: str, thread_tag: str) -> IterVar:
 def is_builder_active() -> bool:
     """True inside ``with IRBuilder():`` (where ``T.prim_func()`` is a frame)."""
     return IRBuilder.is_in_scope()
+
+
+def __getattr__(name: str):
+    # only names T does not have: say which was meant (T.grd -> T.grid)
+    from mlckit.error import did_you_mean
+
+    raise AttributeError(f"module 'T' (mlckit.script.tir) has no attribute {name!r}"
+                         + did_you_mean(name, globals()))

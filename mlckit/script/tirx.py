@@ -38,4 +38,7 @@ def __getattr__(name: str):
             f"T.{name} is spelled T.{_RENAMED[name]} in TVM >= 0.24's tirx namespace "
             f"(from tvm.script import tirx as T); write T.{_RENAMED[name]}, or use "
             "`from tvm.script import tir as T` for TVM 0.23's spelling")
-    raise AttributeError(f"module 'mlckit.script.tirx' has no attribute {name!r}")
+    from mlckit.error import did_you_mean
+
+    raise AttributeError(f"module 'mlckit.script.tirx' has no attribute {name!r}"
+                         + did_you_mean(name, [*globals(), *_RENAMED.values()]))

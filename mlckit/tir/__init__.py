@@ -74,3 +74,11 @@ from .stmt import (
     While,
     stmt_seq,
 )
+
+
+def __getattr__(name: str):
+    # only names tir does not have: say which was meant (tir.Schedul -> tir.Schedule)
+    from mlckit.error import did_you_mean
+
+    raise AttributeError(f"module 'mlckit.tir' has no attribute {name!r}"
+                         + did_you_mean(name, globals()))

@@ -69,8 +69,10 @@ def test_run_all_runs_every_cell_and_only_the_broken_tvmscript_fails(notebook):
     assert errors.count() == 1
     text = errors.first.inner_text()
     assert "error: undefined variable 'k'" in text and "Traceback" not in text
+    diff = notebook.locator(".jp-CodeCell", has_text="print(stepper.diff(step.index))")
+    assert "CallTIRRewrite" in diff.locator(".jp-OutputArea").inner_text()
     last = notebook.locator(".jp-CodeCell").last
-    assert "CallTIRRewrite" in last.locator(".jp-OutputArea").inner_text()
+    assert "fused_matmul_add_relu" in last.locator(".jp-OutputArea").inner_text()
 
 
 def test_the_explorer_shows_the_steps_the_notebook_applied(notebook):
@@ -125,9 +127,14 @@ def test_undo_goes_back_a_step(notebook):
     assert ex.locator(".mlckit-explorer-error").inner_text() == ""
 
 
+def stepper_of(page, k: int = 0):
+    """The pass list and the whole of the ``k``-th PassStepper widget of the page."""
+    stepper = page.locator(".mlckit-pass-stepper").nth(k)
+    return stepper.locator(".widget-select select"), stepper
+
+
 def test_the_pass_stepper_steps_through_the_passes(notebook, artifacts):
-    passes = notebook.locator(".widget-select select")
-    stepper = notebook.locator(".widget-vbox", has=passes).first  # the outermost: the stepper
+    passes, stepper = stepper_of(notebook)
     names = [re.sub(r"\s+", " ", label).split(" ")[2] for label in
              passes.locator("option").all_inner_texts()]  # "● 1 CallTIRRewrite (0.24 ms)"
     assert f"0: {names[0]}" in stepper.inner_text()
@@ -139,8 +146,41 @@ def test_the_pass_stepper_steps_through_the_passes(notebook, artifacts):
     notebook.keyboard.press("ArrowRight")  # the slider steps on to the next pass
     stepper.get_by_text(f"{k + 1}: {names[k + 1]}").wait_for()
     stepper.get_by_text("side by side").click()
-    stepper.locator("table.mlckit-diff").wait_for()
+    stepper.locator(".mlckit-diff.mlckit-columns").wait_for()
+    columns = stepper.locator(".mlckit-diff .mlckit-column")
+    box = stepper.bounding_box()
+    for k in range(2):  # before and after both in sight, sharing the width
+        col = columns.nth(k).bounding_box()
+        assert col["x"] >= box["x"] and col["x"] + col["width"] <= box["x"] + box["width"] + 1
     stepper.screenshot(path=str(artifacts / "04_pass_stepper.png"))
+
+
+def test_the_zero_pipeline_stepper_shows_main_s_graph_before_and_after_each_pass(notebook,
+                                                                                 artifacts):
+    passes, stepper = stepper_of(notebook, 1)
+    stepper.scroll_into_view_if_needed()
+    assert "FuseOps" in stepper.locator(".widget-html", has_text="FuseOps").first.inner_text()
+    graphs = stepper.locator(".mlckit-graphs img.mlckit-graph")
+    graphs.first.wait_for()
+    assert graphs.count() == 2
+    for k in range(2):
+        assert graphs.nth(k).evaluate("el => el.decode().then(() => el.naturalWidth)") > 20
+    stepper.screenshot(path=str(artifacts / "06_zero_pipeline_graphs.png"))
+    stepper.locator("select").last.select_option(label="fused_matmul_add_relu")
+    stepper.get_by_text("no function fused_matmul_add_relu here").wait_for()  # before FuseTIR
+    names = passes.locator("option").all_inner_texts()
+    passes.select_option(index=next(i for i, t in enumerate(names) if "FuseTIR" in t))
+    stepper.locator(".mlckit-graphs img.mlckit-graph").nth(1).wait_for()
+    stepper.screenshot(path=str(artifacts / "07_zero_pipeline_fused_function.png"))
+
+
+def test_no_output_of_the_run_notebook_is_wider_than_its_box_unless_it_scrolls(notebook):
+    from .test_untrusted_notebooks import COLUMNS_OUTSIDE, OVERFLOWING, WIDE_TABLES
+
+    page = notebook.locator(".jp-Notebook").first
+    assert page.evaluate(OVERFLOWING) == []
+    assert page.evaluate(WIDE_TABLES) == []
+    assert page.evaluate(COLUMNS_OUTSIDE) == []
 
 
 def test_the_saved_notebook_shows_its_widgets_before_any_cell_runs(page, lab, artifacts):
@@ -153,8 +193,7 @@ def test_the_saved_notebook_shows_its_widgets_before_any_cell_runs(page, lab, ar
     assert "Y_init" in ex.locator(".mlckit-explorer-script").inner_text()
     assert "b7 = sch.decompose_reduction(block=b0, loop=l3)" in \
         ex.locator(".mlckit-explorer-trace").inner_text()
-    passes = page.locator(".widget-select select")
-    stepper = page.locator(".widget-vbox", has=passes).first
+    passes, stepper = stepper_of(page)
     count = int(re.search(r"PassStepper: (\d+) pass\(es\)", stepper.inner_text()).group(1))
     assert passes.locator("option").count() == count
     assert "CallTIRRewrite" in passes.inner_text()

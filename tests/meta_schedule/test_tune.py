@@ -88,3 +88,15 @@ def test_import_mlckit_does_not_import_meta_schedule():
     code = "import sys, mlckit; print('mlckit.meta_schedule' in sys.modules)"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
     assert out.stdout.strip() == "False"
+
+
+def test_the_progress_bar_goes_to_stdout_and_ends_full_when_the_space_runs_out(tmp_path,
+                                                                               capsys):
+    """Five programs exist (see above) but 16 trials were asked for: the bar still ends at
+    100%, on stdout (a notebook shows stderr as an error)."""
+    ms.tune_tir(Matmul, TARGET, work_dir=str(tmp_path), max_trials_global=16,
+                num_trials_per_iter=16, space=stochastic_schedule_mm, seed=0)
+    out, err = capsys.readouterr()
+    assert err == ""
+    last = out.replace("\r", "\n").strip().splitlines()[-1]
+    assert last.startswith("tune_tir main (all 5 candidates): 100%|██████████| 5/5 [")

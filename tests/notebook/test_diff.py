@@ -1,9 +1,13 @@
 """Diffs of TVMScript texts: unified text and self-contained HTML."""
 
+import re
+
 import pytest
 
 from mlckit.error import TVMValueError
 from mlckit.notebook import diff_html, unified_diff
+
+from .sanitizer import dropped
 
 BEFORE = "def f():\n    a = 1\n    b = 2\n    return a\n"
 AFTER = "def f():\n    a = 1\n    b = 3\n    return a\n"
@@ -26,12 +30,23 @@ def test_unified_html_colours_each_line_and_escapes_the_text():
     assert '<span style="background:#e6ffec;color:#1a7f37">+x = a &gt; b</span>' in out
 
 
-def test_side_by_side_html_is_difflib_s_table_with_inline_styles():
+def test_side_by_side_html_is_two_columns_with_the_changed_line_marked():
     out = diff_html(BEFORE, AFTER, mode="side_by_side", from_name="old", to_name="new")
-    assert out.startswith("<div><style>") and "table.mlckit-diff" in out
-    assert '<table class="mlckit-diff diff"' in out
-    assert '<th colspan="2" class="diff_header">old</th>' in out
-    assert '<span class="diff_chg">2</span>' in out and '<span class="diff_chg">3</span>' in out
+    assert dropped(out) == [] and "<style" not in out
+    assert out.count('class="mlckit-column"') == 2
+    assert ">old</div>" in out and ">new</div>" in out
+    changed = re.findall(r'background:#fff8c5;text-align:left"><span style="[^"]*">(\d+)</span>'
+                         r"([^<]*)</div>", out)
+    assert changed == [("3", "    b = 2"), ("3", "    b = 3")]
+
+
+def test_side_by_side_html_leaves_out_lines_far_from_a_change():
+    before = "".join(f"line {i}\n" for i in range(30))
+    after = before.replace("line 3\n", "line three\n").replace("line 25\n", "")
+    out = diff_html(before, after, mode="side_by_side")
+    numbers = [int(n) for n in re.findall(r'padding-right:0.8em">(\d+)</span>', out)]
+    assert 15 not in numbers and {1, 4, 7, 23, 26, 29} <= set(numbers)
+    assert out.count("⋯") == 2  # one gap row in each column
 
 
 def test_html_of_equal_texts_says_no_change():

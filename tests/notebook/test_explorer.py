@@ -69,9 +69,22 @@ def test_step_0_is_the_function_as_given_with_its_script_and_lnumpy_twin():
     assert_structural_equal(ex.sch.mod, IRModule({"main": mm_relu}))
     assert ex.current.index == 0 and ex.current.primitive is None
     assert ex.current.script == ex.sch.mod.script()
-    assert ex.current.lnumpy == str(to_source(mm_relu))
+    assert ex.current.lnumpy == str(to_source(mm_relu, "main"))
     assert ex.current.diff == ""
-    assert ex.title == "mm_relu"
+    assert ex.title == "main"
+
+
+def test_every_view_calls_the_function_by_the_one_name_the_schedule_gives_it():
+    """TVM names a lone PrimFunc ``main`` in the module of its schedule: the TVMScript and
+    the trace say ``main``, and so do the title, the text form and the lnumpy twin."""
+    ex = explorer()
+    ex.apply("split", block="Y", loop="j", factors=[None, 4])
+    cur = ex.current
+    assert "def main(" in cur.script and "def mm_relu" not in cur.script
+    assert cur.lnumpy.startswith("def main(A, B, C):")
+    assert 'func_name="main"' in cur.trace
+    assert ex.text().startswith("ScheduleExplorer: main, step 1 of 1")
+    assert "def mm_relu" not in ex.text()  # (its global_symbol attribute still says mm_relu)
 
 
 def test_blocks_and_loops_are_listed_by_name_in_program_order():
@@ -342,7 +355,7 @@ def test_the_text_form_has_the_history_the_error_and_every_view():
     ex.apply("vectorize", block="Y", loop="k")
     text = ex.text()
     assert text.splitlines()[:3] == [
-        "ScheduleExplorer: mm_relu, step 1 of 1",
+        "ScheduleExplorer: main, step 1 of 1",
         "   0  start                                                     not measured",
         '   1  split(block="Y", loop="j", factors=[None, 4]) → j_0, j_1  not measured',
     ]
@@ -350,7 +363,7 @@ def test_the_text_form_has_the_history_the_error_and_every_view():
     for title in ("TVMScript", "lnumpy", "diff to step 0", "trace"):
         assert f"\n{title}\n{'-' * len(title)}\n" in text
     assert str(ex) == text
-    assert repr(ex) == "<ScheduleExplorer mm_relu: step 1 of 1>"
+    assert repr(ex) == "<ScheduleExplorer main: step 1 of 1>"
 
 
 def test_a_module_with_several_functions_needs_func_name():

@@ -1,5 +1,6 @@
 """graph(obj): DOT graphs of Relax dataflow and PrimFunc loop nests, rendered by `dot`."""
 
+import base64
 import re
 
 import graphviz
@@ -11,6 +12,7 @@ from mlckit.notebook import graph
 from mlckit.script import from_source
 
 from ..kernels import mm_relu
+from .sanitizer import dropped
 
 
 def parse_dot(source: str):
@@ -163,3 +165,15 @@ def test_graph_of_something_else_is_a_tvm_type_error():
     with pytest.raises(TVMTypeError, match="graph\\(\\) draws a relax.Function, a tir.PrimFunc "
                                            "or an IRModule, got int"):
         graph(42)
+
+
+def test_a_graph_displays_drawn_even_where_svg_outputs_are_not_shown():
+    """An untrusted notebook shows no SVG output: the HTML form holds the SVG as an image."""
+    g = graph(mm_relu)
+    bundle = g._repr_mimebundle_()
+    assert bundle["image/svg+xml"].startswith("<svg")
+    data = re.search(r'src="data:image/svg\+xml;base64,([^"]+)"', bundle["text/html"]).group(1)
+    assert base64.b64decode(data).decode() == bundle["image/svg+xml"]
+    assert dropped(bundle["text/html"]) == []
+    assert bundle["text/plain"] == "graph mm_relu: 12 edge(s); print(g.source) for its DOT text"
+    assert g._repr_mimebundle_(include=["text/plain"]) == {"text/plain": bundle["text/plain"]}

@@ -56,7 +56,7 @@ def test_side_by_side_mode_renders_two_columns(mlp):
     view.show(2)
     view.mode.value = "side_by_side"
     assert view.diff.value == stepper.diff_html(2, "side_by_side")
-    assert '<table class="mlckit-diff diff"' in view.diff.value
+    assert view.diff.value.count('class="mlckit-column"') == 2
 
 
 def test_the_view_leaves_the_ir_unchanged(mlp):
@@ -75,3 +75,20 @@ def test_displaying_the_stepper_gives_the_widget_and_its_text_form(mlp):
     assert bundle["text/plain"] == repr(stepper)
     assert bundle["application/vnd.jupyter.widget-view+json"]["model_id"] == \
         stepper.view().widget.model_id
+
+
+def test_the_widget_is_marked_as_a_pass_stepper(mlp):
+    """Pages (and the browser tests) find each stepper by its class."""
+    assert "mlckit-pass-stepper" in stepper_of(mlp).view().widget._dom_classes
+
+
+def test_the_function_list_offers_the_whole_module_first_then_each_function(mlp):
+    view = stepper_of(mlp).view()
+    assert view.function.options[0] == ("whole module", "")
+    assert [name for _, name in view.function.options[1:]] == ["linear0", "relu0", "linear1",
+                                                               "main"]
+    assert view.function_name is None
+    view.select_function("main")
+    assert view.function_name == "main"
+    view.select_function(None)
+    assert view.function.value == "" and view.function_name is None

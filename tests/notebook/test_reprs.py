@@ -71,7 +71,7 @@ def test_executable_html_lists_functions_kernels_and_the_bytecode(vm_and_args):
         str(main.register_file_size)]
     assert {"linear0", "linear1", "relu0"} <= set(ex.kernels)
     assert f"kernels ({len(ex.kernels)}): {', '.join(sorted(ex.kernels))}" in seen
-    assert f"<pre>{html.escape(ex.as_text())}</pre>" in markup
+    assert f">{html.escape(ex.as_text())}</pre>" in markup
 
 
 def test_profile_html_is_a_table_sorted_by_total_time_with_a_sorting_script(vm_and_args):

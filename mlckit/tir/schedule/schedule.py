@@ -351,6 +351,14 @@ class Schedule(
 ):
     """A TensorIR schedule (TVM's ``tir.Schedule``)."""
 
+    def __getattr__(self, name: str):
+        # reached only for names the schedule lacks: say which primitive was meant
+        # (sch.splt -> split); dunder look-ups (copy, pickle) fail plainly
+        from mlckit.error import did_you_mean
+
+        hint = "" if name.startswith("__") else did_you_mean(name, dir(type(self)))
+        raise AttributeError(f"'{type(self).__name__}' object has no attribute {name!r}{hint}")
+
 
 def _gone(rv, sref) -> str:
     """Why a BlockRV / LoopRV cannot be used: which block or loop, removed by which primitive."""
