@@ -2,7 +2,7 @@
 #
 #   make lab    set everything up (first time) and start JupyterLab on notebooks/
 #   make test   set everything up (first time) and run every test (tests/ + notebooks)
-#   make lint   ruff over the package and the tests
+#   make lint   ruff over the package and the tests; the import layers (lint-imports)
 #   make clean  remove the virtual environment and caches
 #
 # The virtual environment lives in .venv/ and is rebuilt whenever pyproject.toml changes.
@@ -65,6 +65,7 @@ test: $(STAMP) sysdeps
 
 lint: $(STAMP)
 	$(VENV)/bin/ruff check mlckit tests
+	$(VENV)/bin/lint-imports --no-cache  # the contracts in .importlinter
 
 clean:
 	rm -rf $(VENV) build dist *.egg-info .pytest_cache .hypothesis .ruff_cache

@@ -27,6 +27,7 @@ from . import (
 from .driver import build, compile
 from .error import TVMError
 from .ffi import get_global_func, register_func, register_global_func
+from .ffi.views import add_view_loader
 from .ir import (
     DiagnosticError,
     IRModule,
@@ -40,6 +41,15 @@ from .runtime import Device, cpu, cuda, device, gpu
 tir.build = tirx.build
 # Target.from_device("cuda") makes its Device through this (target sits below the runtime).
 register_func("runtime.device", device, override=True)
+
+
+def _install_notebook_views() -> None:
+    # the HTML forms and graph views of core objects; the core asks mlckit.ffi.views for
+    # them and never names the notebook layer, which is imported at the first question
+    from mlckit.notebook import views  # noqa: F401
+
+
+add_view_loader(_install_notebook_views)
 
 __version__ = "0.1.0"
 
