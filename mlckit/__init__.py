@@ -43,13 +43,19 @@ tir.build = tirx.build
 register_func("runtime.device", device, override=True)
 
 
+def _install_printer() -> None:
+    # IR nodes' .script(), .show() and HTML: the IR asks mlckit.ffi.views and never names the
+    # printer, which is imported at the first question (as the parser: `import mlckit` stays light)
+    from mlckit.script import printer  # noqa: F401
+
+
 def _install_notebook_views() -> None:
-    # the HTML forms and graph views of core objects; the core asks mlckit.ffi.views for
-    # them and never names the notebook layer, which is imported at the first question
+    # the HTML forms and graph views of the other core objects, likewise from the notebook layer
     from mlckit.notebook import views  # noqa: F401
 
 
-add_view_loader(_install_notebook_views)
+add_view_loader(_install_printer, kinds=("script", "show", "script_html"))
+add_view_loader(_install_notebook_views, kinds=("html", "graph"))
 
 __version__ = "0.1.0"
 

@@ -1,10 +1,13 @@
-"""Views that an upper layer installs on core objects: HTML forms and graphs.
+"""Views that an upper layer installs on core objects: TVMScript text, HTML forms, graphs.
 
-The compiler core owns this table and knows nothing of notebooks; ``mlckit.notebook.views``
-fills it (``register_view``), and the core asks it (``html_view``, ``view``).  A view is
-found by the object's class, its base classes included.  The first question loads the
-installers added with ``add_view_loader`` (``import mlckit`` adds the notebook layer's), so
-importing mlckit stays free of notebook machinery until a view is wanted.
+The compiler core owns this table and knows neither the printer nor notebooks: the printer
+(``mlckit.script.printer``) installs the "script", "show" and "script_html" views of IR
+nodes, ``mlckit.notebook.views`` the "html" and "graph" views of the rest (``register_view``),
+and the core asks (``html_view``, ``view``).  A view is found by the object's class, its
+base classes included.  The first question of a kind runs the loaders added for that kind
+with ``add_view_loader`` (``import mlckit`` adds the printer's and the notebook layer's), so
+importing mlckit loads neither until a view is wanted, and printing IR never loads the
+notebook layer.
 
 Example::
 
@@ -24,7 +27,7 @@ from collections.abc import Callable
 from mlckit.error import TVMError
 
 _VIEWS: dict[tuple[str, type], Callable] = {}
-_LOADERS: list[Callable[[], None]] = []
+_LOADERS: dict[str, list[Callable[[], None]]] = {}
 
 
 class ViewError(TVMError):
@@ -42,15 +45,17 @@ def register_view(kind: str, cls: type, fn: Callable | None = None):
     return register(fn) if fn is not None else register
 
 
-def add_view_loader(loader: Callable[[], None]) -> None:
-    """``loader()`` installs views; it runs once, at the first look-up."""
-    _LOADERS.append(loader)
+def add_view_loader(loader: Callable[[], None], kinds=("html", "graph")) -> None:
+    """``loader()`` installs views of ``kinds``; it runs once, at the first look-up of one."""
+    for kind in kinds:
+        _LOADERS.setdefault(kind, []).append(loader)
 
 
 def find_view(kind: str, obj) -> Callable | None:
     """The ``kind`` view installed for ``obj``'s class (or a base class); None if none."""
-    while _LOADERS:
-        _LOADERS.pop(0)()
+    pending = _LOADERS.get(kind)
+    while pending:
+        pending.pop(0)()
     for cls in type(obj).__mro__:
         found = _VIEWS.get((kind, cls))
         if found is not None:

@@ -1,6 +1,9 @@
 """The view registry the core owns: upper layers install HTML forms and graphs on core
 classes, the core asks for them without naming the upper layer."""
 
+import subprocess
+import sys
+
 import numpy as np
 import pytest
 
@@ -20,7 +23,7 @@ class Derived(Base):
 @pytest.fixture
 def empty_registry(monkeypatch):
     monkeypatch.setattr(views, "_VIEWS", {})
-    monkeypatch.setattr(views, "_LOADERS", [])
+    monkeypatch.setattr(views, "_LOADERS", {})
 
 
 def test_a_view_is_found_for_the_class_and_its_subclasses(empty_registry):
@@ -69,3 +72,18 @@ def test_the_driver_registers_tir_build_and_relax_the_global_var_call():
     gv = mlckit.ir.GlobalVar("f")
     call = gv(1)
     assert isinstance(call, Call) and call.op is gv
+
+
+def test_ir_prints_through_the_printer_it_loads_on_first_use_not_the_notebook_layer():
+    code = (
+        "import sys, mlckit\n"
+        "mod = mlckit.IRModule({})\n"
+        "print('mlckit.script.printer' in sys.modules)\n"
+        "text = mod.script()\n"
+        "html = mod._repr_html_()\n"
+        "print('mlckit.script.printer' in sys.modules, 'mlckit.notebook' in sys.modules)\n"
+        "print(text.splitlines()[-1].strip(), '<span' in html)\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         check=True)
+    assert out.stdout.split("\n")[:3] == ["False", "True False", "pass True"]
