@@ -103,7 +103,7 @@ class _CodeGen:
                     break
         if method is None:
             raise VMCodegenError(f"{self.name}: the VM cannot run a {type(expr).__name__} "
-                               "expression")
+                                 "expression")
         return method(expr)
 
     def visit_SeqExpr(self, seq: SeqExpr) -> Arg:  # noqa: N802
@@ -112,7 +112,7 @@ class _CodeGen:
                 value = binding.value
                 if isinstance(binding, MatchCast):
                     raise VMCodegenError(f"{self.name}: R.match_cast must be lowered by "
-                                       "VMShapeLower before codegen")
+                                         "VMShapeLower before codegen")
                 arg = self.visit(value)
                 if isinstance(value, Var):
                     dst = self.new_reg()
@@ -135,7 +135,7 @@ class _CodeGen:
         for v in s.values:
             if not isinstance(v, tx.IntImm):
                 raise VMCodegenError(f"{self.name}: symbolic shape {s!r} reached codegen; run "
-                                   "VMShapeLower first")
+                                     "VMShapeLower first")
             dims.append(int(v.value))
         return self.b.convert_constant(ShapeTuple(dims))
 
@@ -255,12 +255,12 @@ class _CodeGen:
                              dst)
         elif name in ("relax.call_tir", "relax.call_dps_packed", "relax.builtin.alloc_tensor"):
             raise VMCodegenError(f"{self.name}: {name} must be lowered before codegen (run "
-                               "CallTIRRewrite, StaticPlanBlockMemory and LowerAllocTensor; "
-                               "relax.build does)")
+                                 "CallTIRRewrite, StaticPlanBlockMemory and LowerAllocTensor; "
+                                 "relax.build does)")
         else:
             raise VMCodegenError(f"{self.name}: the operator {name} has no VM lowering; legalize it "
-                               "to TIR first (relax.transform.LegalizeOps) or call a kernel with "
-                               "R.call_tir")
+                                 "to TIR first (relax.transform.LegalizeOps) or call a kernel with "
+                                 "R.call_tir")
         return Arg.register(dst)
 
 
