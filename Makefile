@@ -2,7 +2,7 @@
 #
 #   make lab    set everything up (first time) and start JupyterLab on notebooks/
 #   make test   set everything up (first time) and run every test (tests/ + notebooks)
-#   make lint   ruff over the package and the tests
+#   make lint   ruff over the package and the tests; the import layers (lint-imports)
 #   make docs   build the book (guide, rendered notebooks, API reference) into docs/_build/html
 #   make docs-serve   serve the built book on http://127.0.0.1:$(DOCS_PORT)/
 #   make clean  remove the virtual environment and caches
@@ -67,6 +67,7 @@ test: $(STAMP) sysdeps
 
 lint: $(STAMP)
 	$(VENV)/bin/ruff check mlckit tests
+	$(VENV)/bin/lint-imports --no-cache  # the contracts in .importlinter
 
 # The book: Sphinx over docs/ and notebooks/ (the notebooks' stored outputs, never re-run);
 # every warning is an error. The dev extra includes the docs extra.

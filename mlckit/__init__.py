@@ -27,6 +27,7 @@ from . import (
 from .driver import build, compile
 from .error import TVMError
 from .ffi import get_global_func, register_func, register_global_func
+from .ffi.views import add_view_loader
 from .ir import (
     DiagnosticError,
     IRModule,
@@ -40,6 +41,21 @@ from .runtime import Device, cpu, cuda, device, gpu
 tir.build = tirx.build
 # Target.from_device("cuda") makes its Device through this (target sits below the runtime).
 register_func("runtime.device", device, override=True)
+
+
+def _install_printer() -> None:
+    # IR nodes' .script(), .show() and HTML: the IR asks mlckit.ffi.views and never names the
+    # printer, which is imported at the first question (as the parser: `import mlckit` stays light)
+    from mlckit.script import printer  # noqa: F401
+
+
+def _install_notebook_views() -> None:
+    # the HTML forms and graph views of the other core objects, likewise from the notebook layer
+    from mlckit.notebook import views  # noqa: F401
+
+
+add_view_loader(_install_printer, kinds=("script", "show", "script_html"))
+add_view_loader(_install_notebook_views, kinds=("html", "graph"))
 
 __version__ = "0.1.0"
 

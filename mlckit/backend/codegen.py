@@ -39,27 +39,14 @@ Semantics chosen (documented for learners):
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 from mlckit.error import TVMTypeError
 from mlckit.tir.buffer import Buffer
-from mlckit.tir.expr import FloatImm, IntImm, IterVarType, PrimExpr, StringImm, Var
+from mlckit.tir.expr import IntImm, Var
 from mlckit.tir.function import PrimFunc
 from mlckit.tir.stmt import (
-    Allocate,
-    AssertStmt,
-    AttrStmt,
-    BlockRealize,
-    BufferStore,
-    DeclBuffer,
-    Evaluate,
-    For,
-    ForKind,
-    IfThenElse,
-    LetStmt,
-    SeqStmt,
     Stmt,
-    While,
 )
 
 # the generator's parts, one concern each; their public names stay importable from here
@@ -84,6 +71,7 @@ from .codegen_flat import FlatParams
 from .codegen_lanes import VectorLanes
 from .codegen_local import LocalScalars, _NotScalar
 from .codegen_promote import RegisterPromotion
+from .codegen_stmt import OpenLoop, StmtWriter
 
 __all__ = ["CodegenError", "Flavour", "GeneratedSource", "LNUMPY", "NUMBA", "generate", "func_name"]
 
@@ -123,38 +111,9 @@ class _Line:
     context: tuple
 
 
-@dataclass
-class _Loop:
-    """An open loop, for hoisting allocations: ``pre`` is emitted just before its header."""
 
-    var: Var
-    kind: ForKind
-    pre: list
-    indent: int
-    stmt: For
-    bound: set = field(default_factory=set)  # ids of vars defined inside the loop
-
-
-def _binds_copy_of(stmt, var_ids: set) -> bool:
-    """Whether a block under ``stmt`` binds an iterator to exactly one of the vars ``var_ids``."""
-    if isinstance(stmt, BlockRealize):
-        if any(id(v) in var_ids for v in stmt.iter_values):
-            return True
-        return _binds_copy_of(stmt.block.body, var_ids) or (
-            stmt.block.init is not None and _binds_copy_of(stmt.block.init, var_ids))
-    if isinstance(stmt, SeqStmt):
-        return any(_binds_copy_of(s, var_ids) for s in stmt.seq)
-    body = getattr(stmt, "body", None)
-    found = body is not None and _binds_copy_of(body, var_ids)
-    if isinstance(stmt, IfThenElse):
-        found = _binds_copy_of(stmt.then_case, var_ids) or (
-            stmt.else_case is not None and _binds_copy_of(stmt.else_case, var_ids))
-    return found
-
-
-
-class _Generator(ExprWriter, LocalScalars, VectorLanes, RegisterPromotion, FlatParams,
-                 ExternCalls):
+class _Generator(StmtWriter, ExprWriter, LocalScalars, VectorLanes, RegisterPromotion,
+                 FlatParams, ExternCalls):
     def __init__(self, func: PrimFunc, name: str, flavour: Flavour, not_scalar: frozenset = frozenset()):
         self.func = func
         # a PrimFunc named like a builtin the generated code calls (Relax names the PrimFunc
@@ -171,7 +130,7 @@ class _Generator(ExprWriter, LocalScalars, VectorLanes, RegisterPromotion, FlatP
         self.name_dtype: dict[str, str] = {}  # every name ever used -> its type key
         self.live: list[set] = [set()]  # names in scope, innermost last
         self.keep_names = 0  # > 0: names stay taken after their scope closes (see unrolled)
-        self.loops: list[_Loop] = []
+        self.loops: list[OpenLoop] = []
         self.ctx_loops: list[str] = []
         self.ctx_iters: list[str] = []
         self.helpers: set[str] = set()
@@ -333,278 +292,6 @@ class _Generator(ExprWriter, LocalScalars, VectorLanes, RegisterPromotion, FlatP
         off = buf.elem_offset
         if off is not None and not (isinstance(off, IntImm) and off.value == 0):
             raise CodegenError(f"buffer {buf.name!r} has an element offset, which is not supported")
-
-    # -- statements -------------------------------------------------------------------------
-    def stmt(self, s: Stmt):
-        method = getattr(self, "stmt_" + type(s).__name__, None)
-        if method is None:
-            raise CodegenError(f"{self.name}: TIR statement {type(s).__name__} is not supported")
-        method(s)
-
-    def stmt_SeqStmt(self, s: SeqStmt):
-        for x in s.seq:
-            self.stmt(x)
-
-    def stmt_BufferStore(self, s: BufferStore):
-        if self.lane is not None:
-            self.lane_store(s)
-            return
-        held = self.promoted.get(id(s))
-        if held is not None:  # an element kept in a scalar over the loop
-            self.emit(f"{held} = {self.promoted_store_value(s)}", s)
-            return
-        target = self.buffer_access(s.buffer, s.indices)
-        # a scalar variable must keep its type: constants stored to it are typed
-        value = self.expr_text(s.value, store=id(s.buffer) not in self.scalars)
-        self.emit(f"{target} = {value}", s)
-
-    def stmt_Evaluate(self, s: Evaluate):
-        v = s.value
-        if self.packed_statement(s):
-            return
-        if isinstance(v, (IntImm, FloatImm)):
-            self.emit("pass", s)
-            return
-        self.emit(self.expr_text(v), s)
-
-    def stmt_LetStmt(self, s: LetStmt):
-        value = self.expr_text(s.value)
-        self.push_scope()
-        name = self.bind(s.var, s.var.name_hint, s.var.dtype)
-        self.emit(f"{name} = {value}", s)
-        self.stmt(s.body)
-        self.pop_scope()
-
-    def stmt_AttrStmt(self, s: AttrStmt):
-        self.stmt(s.body)
-
-    def stmt_AssertStmt(self, s: AssertStmt):
-        cond = self.expr(s.condition, P_NOT + 1)
-        msg = s.message.value if isinstance(s.message, StringImm) else "assertion failed"
-        self.emit(f"if not {cond}:", s)
-        self.emit(f"    raise AssertionError({msg!r})", s)
-        self.stmt(s.body)
-
-    def stmt_IfThenElse(self, s: IfThenElse):
-        self.emit(f"if {self.expr_text(s.condition)}:", s)
-        self.body(s.then_case)
-        if s.else_case is not None:
-            self.emit("else:", s)
-            self.body(s.else_case)
-
-    def stmt_While(self, s: While):
-        self.emit(f"while {self.expr_text(s.condition)}:", s)
-        self.body(s.body)
-
-    def body(self, s: Stmt):
-        """An indented suite; ``pass`` if it produced nothing."""
-        self.indent += 1
-        self.push_scope()
-        start = len(self.out)
-        self.stmt(s)
-        if len(self.out) == start:
-            self.emit("pass", s)
-        self.pop_scope()
-        self.indent -= 1
-
-    def stmt_For(self, s: For):
-        kind = s.kind
-        extent = s.extent
-        if kind == ForKind.VECTORIZED and self.lanes_ok(s):
-            self.lanes(s)
-            return
-        if (
-            kind == ForKind.UNROLLED
-            and self.flavour.unroll_limit
-            and isinstance(extent, IntImm)
-            and isinstance(s.min, IntImm)
-            and 0 < extent.value <= self.flavour.unroll_limit
-        ):
-            self.unrolled(s)
-            return
-        if isinstance(s.min, IntImm) and s.min.value == 0:
-            bounds = self.expr_text(extent)
-        else:
-            bounds = f"{self.expr_text(s.min)}, {self.expr_text(s.min + extent)}"
-        rng = "range"
-        comment = ""
-        if kind == ForKind.PARALLEL:
-            if self.flavour.prange:
-                rng = "prange"
-                self.uses_prange = True
-            else:
-                comment = "  # T.parallel"
-        elif kind == ForKind.VECTORIZED:
-            comment = "  # T.vectorized"
-        elif kind == ForKind.UNROLLED:
-            comment = "  # T.unroll"
-        elif kind == ForKind.THREAD_BINDING:
-            tag = s.thread_binding.thread_tag if s.thread_binding is not None else "thread"
-            comment = f"  # T.thread_binding: {tag} (run as a serial loop)"
-        pre: list = []
-        self.out.append(pre)
-        self.push_scope()
-        var = self.bind(s.loop_var, s.loop_var.name_hint, "int64")
-        held = self.promote_begin(s)
-        self.emit(f"for {var} in {rng}({bounds}):{comment}", s)
-        self.loops.append(_Loop(s.loop_var, kind, pre, self.indent, s))
-        self.ctx_loops.append(var)
-        self.body(s.body)
-        self.ctx_loops.pop()
-        self.loops.pop()
-        self.promote_end(s, held)
-        self.pop_scope()
-
-    def unrolled(self, s: For):
-        n, lo = s.extent.value, s.min.value
-        # Numba rejects a variable that copies a prange index (``vj = j``) being assigned again
-        # directly in the prange's body, so unrolled copies that would do so get names of their
-        # own there (``vj_1 = j``).
-        parent = self.loops[-1] if self.loops else None
-        in_prange = bool(
-            self.flavour.prange and parent is not None and parent.kind == ForKind.PARALLEL
-            and _binds_copy_of(s.body, {id(parent.var)})
-        )
-        self.keep_names += in_prange
-        self.push_scope()
-        var = self.bind(s.loop_var, s.loop_var.name_hint, "int64")
-        self.ctx_loops.append(var)
-        self.emit(f"# T.unroll: {var} = {', '.join(str(lo + k) for k in range(n))}", s)
-        for k in range(n):
-            self.emit(f"{var} = {lo + k}", s)
-            self.consts[id(s.loop_var)] = lo + k
-            self.push_scope()
-            self.stmt(s.body)
-            self.pop_scope()
-        self.consts.pop(id(s.loop_var), None)
-        self.ctx_loops.pop()
-        self.pop_scope()
-        self.keep_names -= in_prange
-
-    def stmt_BlockRealize(self, s: BlockRealize):
-        block = s.block
-        is_root = not block.iter_vars and block.name_hint == "root"
-        pred = s.predicate
-        conditional = not (isinstance(pred, IntImm) and pred.value)
-        if conditional:
-            self.emit(f"if {self.expr_text(pred)}:  # T.where", s)
-            self.indent += 1
-        self.push_scope()
-        if not is_root:
-            self.emit(f'# block "{block.name_hint}"', s)
-        n_iters = len(self.ctx_iters)
-        for iv, value in zip(block.iter_vars, s.iter_values):
-            if self.lane_step(value):  # moves with the lane of a vectorized loop
-                self.lane_iter(iv.var, value, s)
-                continue
-            text = self.expr_text(value)
-            self.note_iter_binding(iv.var, value)
-            name = self.bind(iv.var, iv.var.name_hint, "int64")
-            self.ctx_iters.append(name)
-            self.emit(f"{name} = {text}", s)
-            value_const = self.const_int(value)
-            if value_const is None:
-                self.consts.pop(id(iv.var), None)
-            else:
-                self.consts[id(iv.var)] = value_const
-        for buf in block.alloc_buffers:
-            self.alloc(buf, s)
-        if block.match_buffers:
-            self.match_buffers(block, s)
-        if block.init is not None and id(block) not in self.inits_before_loop:
-            reduce_vars = [iv for iv in block.iter_vars if iv.iter_type == IterVarType.CommReduce]
-            if reduce_vars:
-                conds = [f"{self.names[id(iv.var)]} == {self.expr_text(iv.dom.min)}" for iv in reduce_vars]
-                self.emit(f"if {' and '.join(conds)}:", block.init)
-                self.body(block.init)
-            else:
-                self.stmt(block.init)
-        self.stmt(block.body)
-        del self.ctx_iters[n_iters:]
-        self.pop_scope()
-        if conditional:
-            self.indent -= 1
-
-    def stmt_Allocate(self, s: Allocate):
-        self.push_scope()
-        shape = ", ".join(self.expr_text(e) for e in s.extents)
-        if len(s.extents) == 1:
-            shape += ","
-        name = self.bind(s.buffer_var, s.buffer_var.name_hint, f"buffer:{s.dtype}:{len(s.extents)}",
-                         scoped=False)
-        self.emit(f"{name} = np.empty(({shape}), dtype={np_dtype_text(s.dtype)})", s)
-        self.stmt(s.body)
-        self.pop_scope()
-
-    def stmt_DeclBuffer(self, s: DeclBuffer):
-        buf = s.buffer
-        self.check_buffer_supported(buf)
-        if id(buf.data) not in self.names:
-            raise CodegenError(f"{self.name}: T.decl_buffer {buf.name!r} has no allocation")
-        data = self.names[id(buf.data)]
-        shape = ", ".join(self.expr_text(e) for e in buf.shape)
-        if len(buf.shape) == 1:
-            shape += ","
-        name = self.bind(buf, buf.name, f"buffer:{buf.dtype}:{buf.ndim}", scoped=False)
-        self.emit(f"{name} = {data}.reshape(({shape}))", s)
-        self.stmt(s.body)
-
-    def alloc(self, buf: Buffer, stmt: Stmt):
-        """``T.alloc_buffer`` -> ``np.empty``, hoisted out of loops where legal (numba)."""
-        self.check_buffer_supported(buf)
-        self.note_data(buf)
-        if self.scalarizable(buf):
-            self.alloc_scalars(buf, stmt)
-            return
-        if id(buf) in self.hoisted:  # an unrolled copy of an allocation already hoisted
-            return
-        shape = ", ".join(self.expr_text(e) for e in buf.shape)
-        if len(buf.shape) == 1:
-            shape += ","
-        if id(buf) not in self.names:
-            self.bind(buf, buf.name, f"buffer:{buf.dtype}:{buf.ndim}", scoped=False)
-        name = self.names[id(buf)]
-        line = f"{name} = np.empty(({shape}), dtype={np_dtype_text(buf.dtype)})"
-        target = None
-        if self.flavour.hoist_alloc and self.loops:
-            used = _vars_in(buf.shape)
-            depth = len(self.loops)
-            while depth > 0:
-                loop = self.loops[depth - 1]
-                if loop.kind == ForKind.PARALLEL or id(loop.var) in used or loop.bound & used:
-                    break
-                depth -= 1
-            if depth < len(self.loops):
-                target = (self.loops[depth].pre, depth)
-        if target is None:
-            self.emit(line, stmt)
-            return
-        pre, depth = target
-        self.hoisted.add(id(buf))
-        loop = self.loops[depth]
-        self.emit(f"{line}  # hoisted out of the loop over {self.names[id(loop.var)]}",
-                  stmt, indent=loop.indent, into=pre)
-
-
-def _vars_in(exprs) -> set[int]:
-    found: set[int] = set()
-
-    def walk(e):
-        if isinstance(e, Var):
-            found.add(id(e))
-        elif isinstance(e, PrimExpr):
-            for name in e.field_names():
-                v = getattr(e, name)
-                if isinstance(v, PrimExpr):
-                    walk(v)
-                elif isinstance(v, list):
-                    for x in v:
-                        walk(x)
-
-    for e in exprs:
-        walk(e)
-    return found
-
 
 
 

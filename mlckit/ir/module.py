@@ -6,6 +6,8 @@ from collections.abc import Iterator
 from typing import Any
 
 from mlckit.error import TVMKeyError
+from mlckit.ffi.registry import get_global_func
+from mlckit.ffi.views import view
 
 from .node import Node, node
 
@@ -35,10 +37,9 @@ class GlobalVar(Node):
         return self.name_hint
 
     def __call__(self, *args, **kwargs):
-        # Inside a TIR/Relax script, calling a GlobalVar builds a call to that function.
-        from mlckit.relax.expr import Call
-
-        return Call(self, list(args))
+        # Inside a TIR/Relax script, calling a GlobalVar builds a call to that function: a
+        # relax.Call, which mlckit.relax (above the IR core) registers as "ir.GlobalVar.call".
+        return get_global_func("ir.GlobalVar.call")(self, list(args))
 
 
 @node
@@ -141,9 +142,7 @@ class IRModule(Node):
             MyModule.graph()            # main's dataflow
             MyModule.graph("linear0")   # a PrimFunc's loop nest
         """
-        from mlckit.notebook.graph import graph  # the notebook layer, imported on use
-
-        return graph(self, name)
+        return view("graph", self, name)  # installed by the notebook layer
 
     @staticmethod
     def from_expr(expr, name: str = "main") -> IRModule:

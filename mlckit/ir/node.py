@@ -24,6 +24,8 @@ import dataclasses
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
+from mlckit.ffi.views import view
+
 
 @dataclass(frozen=True)
 class Span:
@@ -92,23 +94,17 @@ class Node:
         """Reference equality, as ``same_as`` in TVM."""
         return self is other
 
-    # -- views (printer imported lazily: the IR does not depend on it) ------------------
+    # -- views: the printer installs them (mlckit.ffi.views); the IR does not import it --
     def script(self, **kwargs) -> str:
         """TVMScript text of this object."""
-        from mlckit.script.printer import script
-
-        return script(self, **kwargs)
+        return view("script", self, **kwargs)
 
     def show(self, **kwargs) -> None:
         """Print TVMScript, highlighted when the terminal or notebook supports it."""
-        from mlckit.script.printer import show
-
-        show(self, **kwargs)
+        view("show", self, **kwargs)
 
     def _repr_html_(self) -> str:
-        from mlckit.script.printer import to_html
-
-        return to_html(self)
+        return view("script_html", self)
 
     def __repr__(self) -> str:
         try:

@@ -25,6 +25,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from mlckit.error import TVMTypeError
+from mlckit.ffi.registry import get_global_func
 
 from .module import IRModule
 
@@ -327,10 +328,8 @@ class FunctionPass(Pass):
 
     def transform_module(self, mod: IRModule, ctx: PassContext) -> IRModule:
         func_type = self.func_type
-        if func_type is None:
-            from mlckit.relax.expr import Function  # relax sits above ir: imported lazily
-
-            func_type = Function
+        if func_type is None:  # relax (above the IR core) registers its Function class
+            func_type = get_global_func("ir.FunctionPass.default_func_type")()
         out = mod.copy()
         for gv, func in list(mod.functions.items()):
             if isinstance(func, func_type):

@@ -50,12 +50,12 @@ FuncType = FuncStructInfo
 
 
 def __getattr__(name: str):
-    # relax.VirtualMachine / relax.Executable live in mlckit.runtime.vm (above relax):
-    # imported on first use, as the layering rule asks.
-    if name in ("VirtualMachine", "Executable"):
-        import importlib
+    # relax.VirtualMachine / relax.VMExecutable (relax.Executable: its older name) live in
+    # mlckit.runtime.vm, below relax: imported on first use, so that `import mlckit` stays light
+    if name in ("VirtualMachine", "VMExecutable", "Executable"):
+        from mlckit.runtime import vm
 
-        return getattr(importlib.import_module("mlckit.runtime.vm"), name)
+        return getattr(vm, "VMExecutable" if name == "Executable" else name)
     if name in ("backend", "dpl"):  # library dispatch: loaded on first use
         import importlib
 

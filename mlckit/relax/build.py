@@ -78,15 +78,11 @@ def build(mod, target="llvm", params: dict | None = None, relax_pipeline="defaul
     lowered = _run_relax_pipeline(mod, pipeline if pipeline is not None else relax_pipeline,
                                   target)
 
-    make_builder = get_global_func("relax.ExecBuilder", allow_missing=True)
-    codegen = get_global_func("relax.VMCodeGen", allow_missing=True)
-    if make_builder is None or codegen is None:  # the runtime registers them on import
-        import importlib
+    from mlckit.runtime.vm import ExecBuilder  # the VM loads on the first build
 
-        importlib.import_module("mlckit.runtime.vm")
-        make_builder = get_global_func("relax.ExecBuilder")
-        codegen = get_global_func("relax.VMCodeGen")
-    builder = make_builder()
+    from .backend.vm import codegen
+
+    builder = ExecBuilder()
     codegen(builder, lowered)
     ex = builder.get()
 
@@ -186,9 +182,7 @@ def _host_target(target):
 
 def _compile_prim_funcs(funcs: dict, target, options: dict) -> dict:
     """name -> callable(*arrays) for each PrimFunc, by the TIR backend of ``target``."""
-    tir_build = get_global_func("tir.build", allow_missing=True)
-    if tir_build is None:
-        from mlckit.driver import build as tir_build  # the driver sits above relax: found late
+    tir_build = get_global_func("tir.build")  # registered by mlckit.driver, above relax
     built = tir_build(IRModule(dict(funcs)), target=target, **options)
     return {name: built[name] for name in funcs}
 

@@ -18,6 +18,8 @@ from typing import Any
 import numpy as np
 
 from mlckit.error import TVMTypeError, TVMValueError
+from mlckit.ffi.registry import register_func
+from mlckit.ffi.views import view
 from mlckit.ir.node import Node, node
 from mlckit.tir import dtype as dt
 from mlckit.tir.expr import PrimExpr, convert
@@ -623,6 +625,10 @@ class Function(Expr):
     def graph(self):
         """The dataflow graph of this function (a ``graphviz.Digraph``; see
         :func:`mlckit.notebook.graph`).  Example: ``MyModule["main"].graph()``."""
-        from mlckit.notebook.graph import graph  # the notebook layer, imported on use
+        return view("graph", self)  # installed by the notebook layer
 
-        return graph(self)
+
+# The IR core sits below relax and reaches these through the registry, not by importing it:
+# ``gv(*args)`` builds a relax.Call, and a FunctionPass walks Relax functions by default.
+register_func("ir.GlobalVar.call", lambda gv, args: Call(gv, list(args)))
+register_func("ir.FunctionPass.default_func_type", lambda: Function)

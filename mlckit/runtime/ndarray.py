@@ -13,6 +13,7 @@ from __future__ import annotations
 import numpy as np
 
 from mlckit.error import TVMValueError
+from mlckit.ffi.views import html_view
 
 from .device import Device, cpu
 from .device import device as _device
@@ -150,13 +151,9 @@ class NDArray:
         return str(np.asarray(self))
 
     def _repr_html_(self) -> str | None:
-        """Shape, dtype, device and values as HTML in a notebook (``mlckit.notebook.reprs``, imported only now); None,
-        so that the text form shows, when the notebook layer cannot be imported."""
-        try:
-            from mlckit.notebook.reprs import ndarray_html
-        except ImportError:
-            return None
-        return ndarray_html(self)
+        """Shape, dtype, device and values as HTML in a notebook (installed by the notebook layer); None,
+        so that the text form shows, when it is not there."""
+        return html_view(self)
 
 
 #: the element types a tensor holds (TVM's: no Python objects, strings or complex numbers)

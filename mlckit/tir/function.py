@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import field
 from typing import Any
 
+from mlckit.ffi.views import view
 from mlckit.ir.node import Node, node
 
 from .stmt import Stmt
@@ -74,6 +75,4 @@ class PrimFunc(Node):
     def graph(self):
         """The loop-nest tree of this function (a ``graphviz.Digraph``; see
         :func:`mlckit.notebook.graph`).  Example: ``mm_relu.graph()``."""
-        from mlckit.notebook.graph import graph  # the notebook layer, imported on use
-
-        return graph(self)
+        return view("graph", self)  # installed by the notebook layer

@@ -63,9 +63,7 @@ class _PrimFuncEvaluator:
 
     @staticmethod
     def _build(func: PrimFunc):
-        tir_build = get_global_func("tir.build", allow_missing=True)
-        if tir_build is None:
-            from mlckit.driver import build as tir_build  # the driver sits above relax
+        tir_build = get_global_func("tir.build")  # registered by mlckit.driver, above relax
         try:
             module = tir_build(func.with_attr("global_symbol", _EVAL_NAME), target=_EVAL_TARGET)
             return module[_EVAL_NAME]

@@ -17,6 +17,7 @@ from typing import Any
 import numpy as np
 
 from mlckit.ffi import Shape
+from mlckit.ffi.views import html_view
 
 from .bytecode import VM_REGISTER, Arg, ArgKind, Instruction, Opcode, reg_name
 
@@ -48,8 +49,9 @@ class VMFuncInfo:
     param_sinfo: list = field(default_factory=list)
 
 
-class Executable:
-    """What ``relax.build`` returns; run it with ``VirtualMachine(ex, device)``.
+class VMExecutable:
+    """What ``relax.build`` returns (TVM's ``relax.VMExecutable``; ``relax.Executable`` is
+    its older name); run it with ``VirtualMachine(ex, device)``.
 
     ``func_table`` / ``func_map``: the functions; ``constants``: the constant pool;
     ``instructions``: all bytecode; ``kernels``: compiled PrimFuncs by name (callables
@@ -141,13 +143,9 @@ class Executable:
         return f"<mlckit relax.Executable: {names}; {len(self.kernels)} kernels>"
 
     def _repr_html_(self) -> str | None:
-        """The function table, kernels and bytecode as HTML in a notebook (``mlckit.notebook.reprs``, imported only now); None,
-        so that the text form shows, when the notebook layer cannot be imported."""
-        try:
-            from mlckit.notebook.reprs import executable_html
-        except ImportError:
-            return None
-        return executable_html(self)
+        """The function table, kernels and bytecode as HTML in a notebook (installed by the notebook layer); None,
+        so that the text form shows, when it is not there."""
+        return html_view(self)
 
 
 class ExecBuilder:
@@ -163,7 +161,7 @@ class ExecBuilder:
     """
 
     def __init__(self):
-        self.exec = Executable()
+        self.exec = VMExecutable()
         self._const_dedup: dict = {}
 
     # -- functions ----------------------------------------------------------------------
@@ -233,7 +231,7 @@ class ExecBuilder:
             self.exec.constants.append(value)
         return Arg.const_idx(idx)
 
-    def get(self) -> Executable:
+    def get(self) -> VMExecutable:
         return self.exec
 
 

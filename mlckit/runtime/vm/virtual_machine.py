@@ -28,12 +28,13 @@ import numpy as np
 
 from mlckit.error import TVMError
 from mlckit.ffi.registry import get_global_func, missing_message
+from mlckit.ffi.views import html_view
 from mlckit.runtime.module import time_evaluator
 
 from . import builtins as _builtins  # noqa: F401 - registers vm.builtin.*
 from .builtins import ShapeHeap
 from .bytecode import VM_REGISTER, VOID_REGISTER, ArgKind, Opcode
-from .executable import Executable
+from .executable import VMExecutable
 from .memory import vm_memory
 from .pycompile import CompiledFunction, compile_function
 
@@ -158,13 +159,9 @@ class ProfileReport:
     __repr__ = __str__
 
     def _repr_html_(self) -> str | None:
-        """A table sortable by each column (by total time at first) as HTML in a notebook (``mlckit.notebook.reprs``, imported only now); None,
-        so that the text form shows, when the notebook layer cannot be imported."""
-        try:
-            from mlckit.notebook.reprs import profile_html
-        except ImportError:
-            return None
-        return profile_html(self)
+        """A table sortable by each column (by total time at first) as HTML in a notebook (installed by the notebook layer); None,
+        so that the text form shows, when it is not there."""
+        return html_view(self)
 
 
 class VirtualMachine:
@@ -177,10 +174,10 @@ class VirtualMachine:
         y.numpy()
     """
 
-    def __init__(self, rt_mod: Executable, device=None, memory_cfg=None, profile: bool = False):
-        if not isinstance(rt_mod, Executable):
+    def __init__(self, rt_mod: VMExecutable, device=None, memory_cfg=None, profile: bool = False):
+        if not isinstance(rt_mod, VMExecutable):
             rt_mod = getattr(rt_mod, "executable", rt_mod)
-        if not isinstance(rt_mod, Executable):
+        if not isinstance(rt_mod, VMExecutable):
             raise VMError(f"VirtualMachine expects an Executable (from relax.build or "
                           f"tvm.compile of a module with Relax functions), got "
                           f"{type(rt_mod).__name__}")

@@ -17,6 +17,9 @@ per node class, registered with :func:`register`), ``highlight.py`` (pygments).
 
 from __future__ import annotations
 
+from mlckit.ffi.views import register_view
+from mlckit.ir.node import Node
+
 from . import ir, relax, te, tir  # noqa: F401 - register the per-dialect printers
 from .core import PrintedScript, PrinterConfig, print_script, register
 from .highlight import html_text, show_text
@@ -72,3 +75,10 @@ def show(obj, style: str | None = None, **options) -> None:
 def to_html(obj, style: str | None = None, **options) -> str:
     """``obj``'s TVMScript as highlighted HTML with inline styles (no JavaScript)."""
     return html_text(script(obj, **options), style=style)
+
+
+# IR nodes print themselves through these (Node.script / .show / _repr_html_ ask
+# mlckit.ffi.views): the IR core sits below the printer and does not import it.
+register_view("script", Node, script)
+register_view("show", Node, show)
+register_view("script_html", Node, to_html)

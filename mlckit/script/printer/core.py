@@ -18,7 +18,6 @@ The per-dialect functions live in ``tir.py``, ``relax.py`` and ``ir.py``.
 
 from __future__ import annotations
 
-import dataclasses
 import numbers
 import re
 from collections.abc import Callable, Iterator
@@ -451,6 +450,3 @@ def print_script(obj: Any, cfg: PrinterConfig, line_map: bool = False,
         return text
 
 
-def config_fields() -> list[str]:
-    """The keyword arguments ``script()`` accepts."""
-    return [f.name for f in dataclasses.fields(PrinterConfig) if f.name != "binding_names"]

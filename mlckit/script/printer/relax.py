@@ -30,7 +30,7 @@ from mlckit.tir.function import PrimFunc
 from . import doc as D
 from .core import Frame, IRDocsifier, iter_children, register, register_root
 from .doc_printer import to_python
-from .tir import var_creation
+from .tir_utils import var_creation
 
 
 @register_root("relax")

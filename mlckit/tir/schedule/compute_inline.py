@@ -123,24 +123,6 @@ def _recompute(func, block, reads=True, writes=False):
     return changes
 
 
-class _DropAlloc(Mutator):
-    def __init__(self, rw, buffer):
-        super().__init__(rw)
-        self.buffer = buffer
-
-    def visit_expr(self, e):
-        return e
-
-    def visit_Block(self, b):
-        new = self.generic(b)
-        if any(x is self.buffer for x in new.alloc_buffers):
-            allocs = [x for x in new.alloc_buffers if x is not self.buffer]
-            out = new.replace(alloc_buffers=allocs)
-            self.rw.link(b, out)
-            return out
-        return new
-
-
 class ComputeInlineMixin:
     @primitive("ComputeInline", inputs=("block",))
     def compute_inline(self, block) -> None:

@@ -10,7 +10,7 @@ from __future__ import annotations
 from mlckit.arith.analyzer import substitute
 from mlckit.tir import stmt as S
 from mlckit.tir.buffer import Buffer, BufferRegion, MatchBufferRegion
-from mlckit.tir.expr import BufferLoad, IterVar, PrimExpr, Range, Var
+from mlckit.tir.expr import IterVar, PrimExpr, Range
 from mlckit.tir.expr_functor import load_with, map_loads
 
 
@@ -215,53 +215,3 @@ def realizes_under(stmt, stop_at_blocks: bool = True) -> list:
     return out
 
 
-def loops_between(root, target) -> list | None:
-    """The For loops from ``root`` (inclusive) down to the statement ``target``."""
-    path: list = []
-
-    def visit(s):
-        if s is target:
-            return True
-        if isinstance(s, S.For):
-            path.append(s)
-        for c in child_stmts(s):
-            if visit(c):
-                return True
-        if isinstance(s, S.For):
-            path.pop()
-        return False
-
-    return path if visit(root) else None
-
-
-def buffer_accesses(stmt) -> tuple[list, list]:
-    """(read buffers, written buffers) in ``stmt`` (loads and stores, any depth)."""
-    reads: list = []
-    writes: list = []
-
-    def add(lst, b):
-        if not any(x is b for x in lst):
-            lst.append(b)
-
-    def expr(e):
-        if isinstance(e, BufferLoad):
-            add(reads, e.buffer)
-        if isinstance(e, PrimExpr) and not isinstance(e, Var):
-            for name in e.field_names():
-                v = getattr(e, name)
-                for x in v if isinstance(v, list) else [v]:
-                    if isinstance(x, PrimExpr):
-                        expr(x)
-
-    def visit(s):
-        if isinstance(s, S.BufferStore):
-            add(writes, s.buffer)
-        for name in s.field_names():
-            v = getattr(s, name)
-            for x in v if isinstance(v, list) else [v]:
-                if isinstance(x, PrimExpr):
-                    expr(x)
-        return True
-
-    walk(stmt, visit)
-    return reads, writes

@@ -21,6 +21,7 @@ from __future__ import annotations
 import random
 
 from mlckit.error import TVMTypeError, TVMValueError
+from mlckit.ffi.views import html_view
 from mlckit.ir.module import IRModule
 from mlckit.tir.function import PrimFunc
 
@@ -143,13 +144,9 @@ class ScheduleBase:
     __str__ = __repr__
 
     def _repr_html_(self) -> str | None:
-        """The trace and the scheduled TVMScript as HTML in a notebook (``mlckit.notebook.reprs``, imported only now); None,
-        so that the text form shows, when the notebook layer cannot be imported."""
-        try:
-            from mlckit.notebook.reprs import schedule_html
-        except ImportError:
-            return None
-        return schedule_html(self)
+        """The trace and the scheduled TVMScript as HTML in a notebook (installed by the notebook layer); None,
+        so that the text form shows, when it is not there."""
+        return html_view(self)
 
     def seed(self, seed: int) -> None:
         """Seed the random number generator used by the sampling primitives."""

@@ -15,6 +15,7 @@ import json
 from typing import Any
 
 from mlckit.error import TVMValueError
+from mlckit.ffi.views import html_view
 
 from .instruction import INSTRUCTION_KINDS, Instruction
 from .rv import BlockRV, ExprRV, LoopRV
@@ -123,13 +124,9 @@ class Trace:
         print(str(self))
 
     def _repr_html_(self) -> str | None:
-        """The trace as highlighted Python as HTML in a notebook (``mlckit.notebook.reprs``, imported only now); None,
-        so that the text form shows, when the notebook layer cannot be imported."""
-        try:
-            from mlckit.notebook.reprs import trace_html
-        except ImportError:
-            return None
-        return trace_html(self)
+        """The trace as highlighted Python as HTML in a notebook (installed by the notebook layer); None,
+        so that the text form shows, when it is not there."""
+        return html_view(self)
 
     # -- JSON -----------------------------------------------------------------------------
     def as_json(self) -> list:

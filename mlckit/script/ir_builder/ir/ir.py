@@ -14,7 +14,7 @@ from typing import Any
 from mlckit.error import TVMTypeError
 from mlckit.ir.module import GlobalVar
 
-from ..base import IRBuilder, IRBuilderError, frame_of
+from ..base import IRBuilderError, frame_of
 from .frame import IRModuleFrame
 
 
@@ -97,8 +97,3 @@ def module_global_infos(global_infos: dict) -> None:
     frame.global_infos.update(global_infos)
 
 
-def current_module_frame() -> IRModuleFrame | None:
-    """The IRModule frame being built, if any."""
-    if not IRBuilder.is_in_scope():
-        return None
-    return IRBuilder.find_frame(IRModuleFrame)

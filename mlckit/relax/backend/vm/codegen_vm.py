@@ -42,13 +42,12 @@ from mlckit.relax.expr import (
     Var,
 )
 from mlckit.relax.struct_info import TupleStructInfo
+from mlckit.runtime.vm.bytecode import VM_REGISTER, VOID_REGISTER, Arg, ArgKind
+from mlckit.runtime.vm.executable import DataType, ExecBuilder, ShapeTuple
 from mlckit.tir import expr as tx
 
-from .bytecode import VM_REGISTER, VOID_REGISTER, Arg, ArgKind
-from .executable import DataType, ExecBuilder, ShapeTuple
 
-
-class CodegenError(TVMValueError):
+class VMCodegenError(TVMValueError):
     """The module cannot be turned into bytecode (a lowering step is missing)."""
 
 
@@ -103,8 +102,8 @@ class _CodeGen:
                 if method is not None:
                     break
         if method is None:
-            raise CodegenError(f"{self.name}: the VM cannot run a {type(expr).__name__} "
-                               "expression")
+            raise VMCodegenError(f"{self.name}: the VM cannot run a {type(expr).__name__} "
+                                 "expression")
         return method(expr)
 
     def visit_SeqExpr(self, seq: SeqExpr) -> Arg:  # noqa: N802
@@ -112,8 +111,8 @@ class _CodeGen:
             for binding in block.bindings:
                 value = binding.value
                 if isinstance(binding, MatchCast):
-                    raise CodegenError(f"{self.name}: R.match_cast must be lowered by "
-                                       "VMShapeLower before codegen")
+                    raise VMCodegenError(f"{self.name}: R.match_cast must be lowered by "
+                                         "VMShapeLower before codegen")
                 arg = self.visit(value)
                 if isinstance(value, Var):
                     dst = self.new_reg()
@@ -125,7 +124,7 @@ class _CodeGen:
     def visit_Var(self, var: Var) -> Arg:  # noqa: N802
         arg = self.vars.get(id(var))
         if arg is None:
-            raise CodegenError(f"{self.name}: variable {var.name_hint!r} is used but not defined")
+            raise VMCodegenError(f"{self.name}: variable {var.name_hint!r} is used but not defined")
         return arg
 
     def visit_Constant(self, c: Constant) -> Arg:  # noqa: N802
@@ -135,8 +134,8 @@ class _CodeGen:
         dims = []
         for v in s.values:
             if not isinstance(v, tx.IntImm):
-                raise CodegenError(f"{self.name}: symbolic shape {s!r} reached codegen; run "
-                                   "VMShapeLower first")
+                raise VMCodegenError(f"{self.name}: symbolic shape {s!r} reached codegen; run "
+                                     "VMShapeLower first")
             dims.append(int(v.value))
         return self.b.convert_constant(ShapeTuple(dims))
 
@@ -146,7 +145,7 @@ class _CodeGen:
             return self.b.convert_constant(int(v.value))
         if isinstance(v, tx.FloatImm):
             return self.b.convert_constant(float(v.value))
-        raise CodegenError(f"{self.name}: symbolic prim value reached codegen; run VMShapeLower")
+        raise VMCodegenError(f"{self.name}: symbolic prim value reached codegen; run VMShapeLower")
 
     def visit_StringImm(self, s: StringImm) -> Arg:  # noqa: N802
         return self.b.convert_constant(str(s.value))
@@ -255,13 +254,13 @@ class _CodeGen:
             self.b.emit_call("vm.builtin.call_tir_dyn", [func, *[self.visit(a) for a in fields]],
                              dst)
         elif name in ("relax.call_tir", "relax.call_dps_packed", "relax.builtin.alloc_tensor"):
-            raise CodegenError(f"{self.name}: {name} must be lowered before codegen (run "
-                               "CallTIRRewrite, StaticPlanBlockMemory and LowerAllocTensor; "
-                               "relax.build does)")
+            raise VMCodegenError(f"{self.name}: {name} must be lowered before codegen (run "
+                                 "CallTIRRewrite, StaticPlanBlockMemory and LowerAllocTensor; "
+                                 "relax.build does)")
         else:
-            raise CodegenError(f"{self.name}: the operator {name} has no VM lowering; legalize it "
-                               "to TIR first (relax.transform.LegalizeOps) or call a kernel with "
-                               "R.call_tir")
+            raise VMCodegenError(f"{self.name}: the operator {name} has no VM lowering; legalize it "
+                                 "to TIR first (relax.transform.LegalizeOps) or call a kernel with "
+                                 "R.call_tir")
         return Arg.register(dst)
 
 
