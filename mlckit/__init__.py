@@ -27,7 +27,7 @@ from . import (
 from .driver import build, compile
 from .error import TVMError
 from .ffi import get_global_func, register_func, register_global_func
-from .ffi.views import add_view_loader
+from .ffi.views import add_view_loader as _add_view_loader
 from .ir import (
     DiagnosticError,
     IRModule,
@@ -54,8 +54,8 @@ def _install_notebook_views() -> None:
     from mlckit.notebook import views  # noqa: F401
 
 
-add_view_loader(_install_printer, kinds=("script", "show", "script_html"))
-add_view_loader(_install_notebook_views, kinds=("html", "graph"))
+_add_view_loader(_install_printer, kinds=("script", "show", "script_html"))
+_add_view_loader(_install_notebook_views, kinds=("html", "graph"))
 
 __version__ = "0.1.0"
 
