@@ -70,8 +70,8 @@ class MMScheduled:
                                     for ax0_ax1_fused_2 in range(4):
                                         for ax0_ax1_fused_3 in T.vectorized(2):
                                             with T.block("B_shared"):
-                                                v0 = T.axis.spatial(16, k_0 * 16 + ax0_ax1_fused_0)
-                                                v1 = T.axis.spatial(64, j_0 * 64 + ax0_ax1_fused_1 * 8 + ax0_ax1_fused_2 * 2 + ax0_ax1_fused_3)
+                                                v0 = T.axis.spatial(16, k_0 * 16 + (ax0_ax1_fused_0 * 64 + ax0_ax1_fused_1 * 8 + ax0_ax1_fused_2 * 2 + ax0_ax1_fused_3) // 64)
+                                                v1 = T.axis.spatial(64, j_0 * 64 + (ax0_ax1_fused_0 * 64 + ax0_ax1_fused_1 * 8 + ax0_ax1_fused_2 * 2 + ax0_ax1_fused_3) % 64)
                                                 T.block_attr({"buffer_dim_align": [[0, 1, 8, 2]]})
                                                 B_shared[v0, v1] = B[v0, v1]
                             for k_1, i_2, j_2_0 in T.grid(16, 4, 2):
