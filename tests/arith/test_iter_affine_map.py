@@ -6,6 +6,7 @@ from mlckit.ir import assert_structural_equal
 from mlckit.tir import expr as E
 from mlckit.tir.expr import IntImm, Range, Var
 
+
 def iters(*specs):
     """Loop variables and their ranges from ``("i", 4), ("j", 8), ...``."""
     vs = [Var(name, "int32") for name, _ in specs]

@@ -4,7 +4,6 @@ import numpy as np
 import pytest
 
 import mlckit
-
 from mlckit import tir
 from mlckit.script import tir as T
 
