@@ -306,6 +306,17 @@ class Analyzer:
             verdict = False if lo == hi == 0 else True if (lo > 0 or hi < 0) else None
         if verdict is not None:
             return IntImm("bool", verdict)
+        # as TVM's rewrite rules (x + c1 < c2 -> x < c2 - c1): the constant goes to the side
+        # that is a constant (0 <= h - 1 -> 1 <= h)
+        la, lb = self._lin(a), self._lin(b)
+        if lb.is_const() and not la.is_const() and la.const != 0:
+            k = la.const
+            return type(expr)(self._to_expr(la.copy().iadd(_Lin(la.dtype, {}, -k))),
+                              IntImm(b.dtype, lb.const - k))
+        if la.is_const() and not lb.is_const() and lb.const != 0:
+            k = lb.const
+            return type(expr)(IntImm(a.dtype, la.const - k),
+                              self._to_expr(lb.copy().iadd(_Lin(lb.dtype, {}, -k))))
         return type(expr)(self.simplify(a), self.simplify(b))
 
     def _symbolic_bound(self, diff: _Lin) -> tuple[float, float]:

@@ -486,7 +486,7 @@ def _add_pred(ana, preds, cond) -> None:
     loops around the new position, proves it (TVM's ``MakeNewLoop`` drops the checks that
     ``CanProve(..., kSymbolicBound)`` proves, e.g. ``i < n`` under ``for i in range(n)``)."""
     if not ana.can_prove(cond):
-        preds.append(cond)
+        preds.append(ana.simplify(cond))   # as TVM's Simplify(predicate): 0 <= h - 1 -> 1 <= h
 
 
 def _coef(ana, expr, var) -> int:

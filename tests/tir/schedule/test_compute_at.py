@@ -348,3 +348,40 @@ def test_a_unit_outer_loop_is_its_minimum_and_new_loops_are_added_unsimplified(
     out = np.zeros((1, 8), "float32")
     mlckit.build(sch.mod["main"], target="lnumpy")(a, out)
     np.testing.assert_array_equal(out, a * 2 + 1)
+
+
+@T.prim_func
+def pad_6(A: T.Buffer((4,), "float32"), P: T.Buffer((6,), "float32")):
+    for i in range(6):
+        with T.block("P"):
+            vi = T.axis.spatial(6, i)
+            P[vi] = T.if_then_else(1 <= vi and vi < 5, A[vi - 1], T.float32(0))
+
+
+@T.prim_func
+def pad_6_cached_at(A: T.Buffer((4,), "float32"), P: T.Buffer((6,), "float32")):
+    A_shared = T.alloc_buffer((4,), scope="shared")
+    for i in range(6):
+        with T.block("A_shared"):
+            v0 = T.axis.spatial(4, i - 1)
+            T.where(1 <= i and i < 5)
+            T.reads(A[v0])
+            T.writes(A_shared[v0])
+            A_shared[v0] = A[v0]
+        with T.block("P"):
+            vi = T.axis.spatial(6, i)
+            T.reads(A_shared[vi - 1])
+            T.writes(P[vi])
+            P[vi] = T.if_then_else(1 <= vi and vi < 5, A_shared[vi - 1], T.float32(0.0))
+
+
+def test_the_bound_checks_of_a_clipped_region_are_simplified_as_tvm_does():
+    # the copy runs for i - 1 in [0, 4): TVM writes 1 <= i and i < 5, not 0 <= i - 1 ...
+    sch = tir.Schedule(pad_6)
+    shared = sch.cache_read(sch.get_block("P"), 0, "shared")
+    sch.compute_at(shared, sch.get_loops(sch.get_block("P"))[0])
+    check(sch, pad_6_cached_at)
+    a = np.arange(1, 5, dtype="float32")
+    out = np.zeros(6, "float32")
+    mlckit.build(sch.mod["main"], target="lnumpy")(a, out)
+    np.testing.assert_array_equal(out, np.pad(a, 1))
