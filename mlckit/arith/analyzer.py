@@ -169,14 +169,24 @@ class _Lin:
 class Analyzer:
     """Bind variable ranges, then simplify and bound integer expressions."""
 
-    def __init__(self):
+    def __init__(self, unit_ranges_as_constants: bool = False):
         self.dom: dict[int, tuple[Var, Range]] = {}
+        # TVM's Analyzer::Bind makes a variable bound to a unit range its minimum (``n`` of
+        # ``for n in range(1)`` simplifies to 0); opt-in here, for the primitives that are
+        # compared with TVM's output (compute_at)
+        self.unit_ranges_as_constants = unit_ranges_as_constants
+        self.const_vars: dict[int, int] = {}
 
     # -- binding --------------------------------------------------------------------------
     def bind(self, var: Var, rng, allow_override: bool = True) -> None:
         if not isinstance(rng, Range):
             rng = Range(E.convert(0, var.dtype), rng)
         self.dom[id(var)] = (var, rng)
+        if self.unit_ranges_as_constants and isinstance(rng.extent, IntImm) \
+                and rng.extent.value == 1 and isinstance(rng.min, IntImm):
+            self.const_vars[id(var)] = int(rng.min.value)
+        else:
+            self.const_vars.pop(id(var), None)
 
     def bind_loops(self, loops) -> None:
         """Bind the variable of each For loop to its range."""
@@ -296,6 +306,17 @@ class Analyzer:
             verdict = False if lo == hi == 0 else True if (lo > 0 or hi < 0) else None
         if verdict is not None:
             return IntImm("bool", verdict)
+        # as TVM's rewrite rules (x + c1 < c2 -> x < c2 - c1): the constant goes to the side
+        # that is a constant (0 <= h - 1 -> 1 <= h)
+        la, lb = self._lin(a), self._lin(b)
+        if lb.is_const() and not la.is_const() and la.const != 0:
+            k = la.const
+            return type(expr)(self._to_expr(la.copy().iadd(_Lin(la.dtype, {}, -k))),
+                              IntImm(b.dtype, lb.const - k))
+        if la.is_const() and not lb.is_const() and lb.const != 0:
+            k = lb.const
+            return type(expr)(IntImm(a.dtype, la.const - k),
+                              self._to_expr(lb.copy().iadd(_Lin(lb.dtype, {}, -k))))
         return type(expr)(self.simplify(a), self.simplify(b))
 
     def _symbolic_bound(self, diff: _Lin) -> tuple[float, float]:
@@ -322,6 +343,8 @@ class Analyzer:
         if isinstance(expr, IntImm):
             return _Lin(dtype, {}, int(expr.value))
         if isinstance(expr, Var):
+            if id(expr) in self.const_vars:
+                return _Lin(dtype, {}, self.const_vars[id(expr)])
             lin = _Lin(dtype)
             lin.add_term(expr, 1)
             return lin

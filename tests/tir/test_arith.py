@@ -54,3 +54,27 @@ def test_linear_terms_expand_products_of_sums():
     terms, const = Analyzer().linear_terms((i * 32 + j) * 512 + 3 - j)
     assert [(atom.name_hint, coef) for atom, coef in terms] == [("i", 16384), ("j", 511)]
     assert const == 3
+
+
+def test_a_comparison_keeps_its_constant_on_the_constant_side():
+    # as TVM's rewrite rules: 0 <= h - 1 is 1 <= h, h - 1 < 4 is h < 5
+    h = Var("h", "int32")
+    ana = Analyzer()
+    assert str(ana.simplify(E.LE(_i32(0), h - 1))) == "1 <= h"
+    assert str(ana.simplify(E.LT(h - 1, _i32(4)))) == "h < 5"
+    assert str(ana.simplify(E.LT(h, _i32(4)))) == "h < 4"
+
+
+def test_a_unit_range_is_its_minimum_when_asked():
+    # TVM's Analyzer::Bind: n of range(1) is 0 (opt-in: compute_at compares with TVM)
+    n, i = Var("n", "int32"), Var("i", "int32")
+    ana = Analyzer(unit_ranges_as_constants=True)
+    ana.bind(n, Range(_i32(0), _i32(1)))
+    assert str(ana.simplify(n * 8 + i)) == "i"
+    plain = Analyzer()
+    plain.bind(n, Range(_i32(0), _i32(1)))
+    assert str(plain.simplify(n * 8 + i)) == "n * 8 + i"
+
+
+def _i32(v):
+    return IntImm("int32", v)

@@ -203,7 +203,7 @@ class ComputeAtMixin:
                 raise ScheduleError(prim, f"index {index} is not a valid position under loop "
                                     f"{lname} (valid: {lo_bound}..{hi_bound})")
         # the outer loops (down to and including `loop`) are known at the new position
-        outer = Analyzer()
+        outer = Analyzer(unit_ranges_as_constants=True)
         p = loop_sref
         while p is not None:
             if p.is_loop:
@@ -286,7 +286,7 @@ class ComputeAtMixin:
                 n_ax += 1
                 loops.append((ax, ext_val))
                 outer.bind(ax, Range(IntImm(iv.var.dtype, 0), IntImm(iv.var.dtype, ext_val)))
-                value = outer.simplify(lo + ax)
+                value = E.add(outer.simplify(lo), ax)   # as TVM: min + ax, not simplified
                 if not exact:
                     _add_pred(outer, preds, E.LE(value, hi))
             lo_b = outer.const_int_bound(value)
@@ -486,7 +486,7 @@ def _add_pred(ana, preds, cond) -> None:
     loops around the new position, proves it (TVM's ``MakeNewLoop`` drops the checks that
     ``CanProve(..., kSymbolicBound)`` proves, e.g. ``i < n`` under ``for i in range(n)``)."""
     if not ana.can_prove(cond):
-        preds.append(cond)
+        preds.append(ana.simplify(cond))   # as TVM's Simplify(predicate): 0 <= h - 1 -> 1 <= h
 
 
 def _coef(ana, expr, var) -> int:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from mlckit.arith import Analyzer
 from mlckit.arith.analyzer import substitute, uses_var
+from mlckit.arith.iter_affine_map import iter_map_simplify
 from mlckit.tir import expr as E
 from mlckit.tir import stmt as S
 from mlckit.tir.expr import IntImm, Range, Var
@@ -20,35 +21,62 @@ from .query import describe_loop, is_ancestor, loop_srefs
 from .rv import LoopRV
 
 
-class _SubstSimplify(Mutator):
-    """Substitute loop variables; simplify the block bindings that changed, knowing the
-    ranges of the loops around them."""
+class _SubstLoopVars(Mutator):
+    """Substitute loop variables in loop ranges, block bindings and predicates (the bindings
+    are simplified afterwards, by ``_SimplifyBindings``)."""
 
-    def __init__(self, rw, vmap, ana: Analyzer):
+    def __init__(self, rw, vmap):
         super().__init__(rw)
         self.vmap = vmap
-        self.ana = ana
 
     def visit_expr(self, e):
         return substitute(e, self.vmap)
 
-    def visit_For(self, s):
-        mn, ext = self.visit_expr(s.min), self.visit_expr(s.extent)
-        self.ana.bind(s.loop_var, Range(mn, ext))
-        body = self.visit_stmt(s.body)
-        if mn is s.min and ext is s.extent and body is s.body:
-            return s
-        return self.rw.derive(s, min=mn, extent=ext, body=body)
-
     def visit_BlockRealize(self, s):
         values = [substitute(v, self.vmap) for v in s.iter_values]
-        changed = any(a is not b for a, b in zip(values, s.iter_values))
-        if changed:
-            values = [self.ana.simplify(v) for v in values]
         pred = substitute(s.predicate, self.vmap)
-        if not changed and pred is s.predicate:
+        if all(a is b for a, b in zip(values, s.iter_values)) and pred is s.predicate:
             return s
         return s.replace(iter_values=values, predicate=pred)
+
+
+class _SimplifyBindings(Mutator):
+    """Rewrite the bindings of the blocks under new loops as TVM does: the iterator map they
+    form over the loops around them, printed back (``arith.iter_map_simplify``; a predicate
+    such as ``T.where(i_0 * 4 + i_1 < 10)`` keeps ``i_0 * 4 + i_1`` together), or left as
+    they are when they form none."""
+
+    def __init__(self, rw, loop_sref, preserve_unit_iters: bool, new_loops=()):
+        super().__init__(rw)
+        self.new_loops = {id(lp) for lp in new_loops}     # built here: no sref to keep
+        self.loops = {}
+        p = loop_sref.parent
+        while p is not None and p.is_loop:       # the loops up to the enclosing block
+            self.loops[p.stmt.loop_var] = Range(p.stmt.min, p.stmt.extent)
+            p = p.parent
+        self.ana = outer_analyzer(loop_sref.parent) if loop_sref.parent is not None \
+            else Analyzer()
+        self.preserve_unit_iters = preserve_unit_iters
+
+    def visit_For(self, s):
+        self.loops[s.loop_var] = Range(s.min, s.extent)
+        self.ana.bind(s.loop_var, Range(s.min, s.extent))
+        body = self.visit_stmt(s.body)
+        del self.loops[s.loop_var]
+        if body is s.body:
+            return s
+        return s.replace(body=body) if id(s) in self.new_loops else self.rw.derive(s, body=body)
+
+    def visit_BlockRealize(self, s):
+        if not s.iter_values:
+            return self.generic(s)
+        values = iter_map_simplify(s.iter_values, self.loops, s.predicate,
+                                   self.preserve_unit_iters)
+        if values is None:        # outside the iterator-map port (symbolic extents)
+            values = [self.ana.simplify(v) for v in s.iter_values]
+        if all(a is b for a, b in zip(values, s.iter_values)):
+            return s
+        return s.replace(iter_values=values)
 
 
 class _AppendPredicate(Mutator):
@@ -143,7 +171,7 @@ class LoopTransformationMixin:
         ana = outer_analyzer(sref.parent) if sref.parent is not None else Analyzer()
         for v, f in zip(new_vars, ints):
             ana.bind(v, Range(IntImm(dtype, 0), IntImm(dtype, f)))
-        body = _SubstSimplify(rw, {old.loop_var: value}, ana).visit_stmt(old.body)
+        body = _SubstLoopVars(rw, {old.loop_var: value}).visit_stmt(old.body)
         predicate = E.LT(value, extent) if not isinstance(value, IntImm) else E.convert(True)
         if not disable_predication and not ana.can_prove(predicate):
             body = _AppendPredicate(rw, predicate).visit_stmt(body)
@@ -151,10 +179,12 @@ class LoopTransformationMixin:
         for v, f in zip(reversed(new_vars), reversed(ints)):
             body = S.For(v, IntImm(dtype, 0), IntImm(dtype, f), S.ForKind.SERIAL, body)
             new_loops.append(body)
+        body = _SimplifyBindings(rw, sref, preserve_unit_iters, new_loops).visit_stmt(body)
+        new_loops = _loop_chain(body, len(ints))
         func = self.mod[sref.func_name]
         new_body = replace_stmts(func.body, {id(old): body}, rw)
         self._commit(sref.func_name, new_body, rw)
-        return [self._rv_for(self.state.get_sref(lp), LoopRV) for lp in reversed(new_loops)]
+        return [self._rv_for(self.state.get_sref(lp), LoopRV) for lp in new_loops]
 
     @primitive("Fuse", inputs=("loops",), attrs=("preserve_unit_iters",), py_name="fuse",
                varargs=True)
@@ -191,21 +221,23 @@ class LoopTransformationMixin:
         ana = outer_analyzer(srefs[0].parent) if srefs[0].parent is not None else Analyzer()
         total = ana.simplify(total)
         ana.bind(fused, Range(IntImm(dtype, 0), total))
+        # as TVM: loop k is fused // (extents below) % extent_k, a unit loop is 0
         vmap = {}
         inner = IntImm(dtype, 1)
         for k in range(len(srefs) - 1, -1, -1):
             v = srefs[k].stmt.loop_var
-            if k == len(srefs) - 1:
-                vmap[v] = E.floormod(fused, extents[k])
+            if _is_one(extents[k]):
+                vmap[v] = IntImm(dtype, 0)
             elif k == 0:
                 vmap[v] = E.floordiv(fused, inner)
             else:
                 vmap[v] = E.floordiv(E.floormod(fused, ana.simplify(extents[k] * inner)), inner)
             inner = ana.simplify(inner * extents[k])
-        vmap = {k: ana.simplify(v) for k, v in vmap.items()}
         rw = Rewrite()
-        body = _SubstSimplify(rw, vmap, ana).visit_stmt(srefs[-1].stmt.body)
+        body = _SubstLoopVars(rw, vmap).visit_stmt(srefs[-1].stmt.body)
         new_loop = S.For(fused, IntImm(dtype, 0), total, S.ForKind.SERIAL, body)
+        new_loop = _SimplifyBindings(rw, srefs[0], preserve_unit_iters,
+                                     [new_loop]).visit_stmt(new_loop)
         func = self.mod[srefs[0].func_name]
         new_body = replace_stmts(func.body, {id(srefs[0].stmt): new_loop}, rw)
         self._commit(srefs[0].func_name, new_body, rw)
@@ -320,6 +352,18 @@ class LoopTransformationMixin:
         new_body = replace_stmts(func.body, {id(target): new_loop}, rw)
         self._commit(sref.func_name, new_body, rw)
         return self._rv_for(self.state.get_sref(new_loop), LoopRV)
+
+
+def _is_one(e) -> bool:
+    return isinstance(e, IntImm) and e.value == 1
+
+
+def _loop_chain(loop, n: int) -> list:
+    """The ``n`` nested loops starting at ``loop``, outermost first."""
+    out = [loop]
+    while len(out) < n:
+        out.append(out[-1].body)
+    return out
 
 
 def _check_block_iters(prim: str, stmt, loops=()) -> None:

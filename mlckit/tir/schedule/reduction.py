@@ -386,8 +386,8 @@ class RFactorMixin:
         # the rfactor buffer
         rf_shape = list(buf.shape)
         rf_shape.insert(axis, rf_loop.extent)
-        rf_buf = buf.replace(shape=rf_shape, name=buf.name + "_rf",
-                             data=Var(buf.name + "_rf", buf.data.dtype), strides=[])
+        rf_buf = buf.replace(shape=rf_shape, name=buf.name + ".rf",
+                             data=Var(buf.name + ".rf", buf.data.dtype), strides=[])
         loop_by_var = {id(lp.loop_var): lp for lp in loops}
 
         def iter_from_loop(lp, name, kind):

@@ -286,7 +286,13 @@ def _plan(buf, accesses: list, gpu: bool = False) -> _Plan | None:
         if gpu:
             relaxed += [lp for lp in acc.loops[:lca_depth] if _relaxed_thread(lp, buf.scope)]
         dom = {id(loop.loop_var): Range(loop.min, loop.extent) for loop in relaxed}
+        # a loop of extent 1 is its minimum (as TVM's analyzer binds it): the accesses of a
+        # block under ``for i_0 in T.thread_binding(1, ...)`` and of one whose binding has no
+        # ``i_0`` (compute_at wrote it as 0) then cover the same region
+        units = {id(lp.loop_var): lp.min for lp in acc.loops
+                 if isinstance(lp.extent, E.IntImm) and lp.extent.value == 1}
         for d, index in enumerate(acc.indices):
+            index = substitute(index, units)
             s = eval_set(index, dom)
             if gpu and acc.predicates:
                 s = _tighten(s, index, acc.predicates, dom)

@@ -29,7 +29,7 @@ def main_kernel(A, B):
         ax0_1 = cuda.threadIdx.x
         if ax0_0 * 64 + ax0_1 < 66:  # T.where
             # block "A_shared"
-            v0 = i_0 * 64 + ax0_0 * 64 + ax0_1
+            v0 = i_0 * 64 + (ax0_0 * 64 + ax0_1)
             A_shared[ax0_0 * 64 + ax0_1] = A[v0]
     cuda.syncthreads()
     # block "C"

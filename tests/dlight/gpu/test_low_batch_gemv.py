@@ -68,7 +68,7 @@ class BatchGemvScheduled:
                             with T.block("NT_matmul"):
                                 vk_1 = T.axis.reduce(32, ax0_0 * 32 + ax0_1)
                                 vb = T.axis.spatial(n, b + ax1)
-                                vi = T.axis.spatial(32, i_0 * 32 + ax2_0 * 2 + ax2_1)
+                                vi = T.axis.spatial(32, ax2_0 * 2 + ax2_1)
                                 T.reads(Y_rf[vk_1, vb, vi])
                                 T.writes(Y[vb, vi])
                                 with T.init():

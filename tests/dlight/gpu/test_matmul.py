@@ -61,8 +61,8 @@ class MMScheduled:
                                     for ax0_ax1_fused_2 in range(2):
                                         for ax0_ax1_fused_3 in T.vectorized(2):
                                             with T.block("A_shared"):
-                                                v0 = T.axis.spatial(32, i_0 * 32 + (ax0_ax1_fused_0 * 32 + ax0_ax1_fused_1 * 4 + ax0_ax1_fused_2 * 2 + ax0_ax1_fused_3) // 16)
-                                                v1 = T.axis.spatial(16, k_0 * 16 + (ax0_ax1_fused_0 * 32 + ax0_ax1_fused_1 * 4 + ax0_ax1_fused_2 * 2 + ax0_ax1_fused_3) % 16)
+                                                v0 = T.axis.spatial(32, (ax0_ax1_fused_0 * 32 + ax0_ax1_fused_1 * 4 + ax0_ax1_fused_2 * 2 + ax0_ax1_fused_3) // 16)
+                                                v1 = T.axis.spatial(16, (ax0_ax1_fused_0 * 32 + ax0_ax1_fused_1 * 4 + ax0_ax1_fused_2 * 2 + ax0_ax1_fused_3) % 16)
                                                 T.block_attr({"buffer_dim_align": [[0, 1, 8, 2]]})
                                                 A_shared[v0, v1] = A[v0, v1]
                             for ax0_ax1_fused_0 in T.thread_binding(16, thread="threadIdx.y"):
@@ -70,8 +70,8 @@ class MMScheduled:
                                     for ax0_ax1_fused_2 in range(4):
                                         for ax0_ax1_fused_3 in T.vectorized(2):
                                             with T.block("B_shared"):
-                                                v0 = T.axis.spatial(16, k_0 * 16 + ax0_ax1_fused_0)
-                                                v1 = T.axis.spatial(64, j_0 * 64 + ax0_ax1_fused_1 * 8 + ax0_ax1_fused_2 * 2 + ax0_ax1_fused_3)
+                                                v0 = T.axis.spatial(16, (ax0_ax1_fused_0 * 64 + ax0_ax1_fused_1 * 8 + ax0_ax1_fused_2 * 2 + ax0_ax1_fused_3) // 64)
+                                                v1 = T.axis.spatial(64, (ax0_ax1_fused_0 * 64 + ax0_ax1_fused_1 * 8 + ax0_ax1_fused_2 * 2 + ax0_ax1_fused_3) % 64)
                                                 T.block_attr({"buffer_dim_align": [[0, 1, 8, 2]]})
                                                 B_shared[v0, v1] = B[v0, v1]
                             for k_1, i_2, j_2_0 in T.grid(16, 4, 2):
@@ -84,8 +84,8 @@ class MMScheduled:
                         for ax0, ax1_0 in T.grid(4, 2):
                             for ax1_1 in T.vectorized(2):
                                 with T.block("C_local"):
-                                    v0 = T.axis.spatial(32, i_0 * 32 + i_1 * 4 + ax0)
-                                    v1 = T.axis.spatial(64, j_0 * 64 + j_1 * 4 + ax1_0 * 2 + ax1_1)
+                                    v0 = T.axis.spatial(32, i_1 * 4 + ax0)
+                                    v1 = T.axis.spatial(64, j_1 * 4 + ax1_0 * 2 + ax1_1)
                                     C[v0, v1] = C_local[v0, v1]
 
 

@@ -1,5 +1,9 @@
 """compute_at and reverse_compute_at."""
 
+import numpy as np
+import pytest
+
+import mlckit
 from mlckit import tir
 from mlckit.script import tir as T
 
@@ -278,3 +282,106 @@ def test_reverse_compute_at_under_the_producer_s_reduction_loop():
     check(sch, softmax_exp_under_k)
     verify_numeric(softmax, sch.mod)
     verify_trace_roundtrip(sch, softmax)
+
+
+# -- bindings as TVM 0.27 writes them (found by tools/difftest_tvm.py) ----------------------
+@T.prim_func
+def unit_batch_two_stage(A: T.Buffer((1, 8), "float32"), C: T.Buffer((1, 8), "float32")):
+    B = T.alloc_buffer((1, 8))
+    for n, i in T.grid(1, 8):
+        with T.block("B"):
+            vn, vi = T.axis.remap("SS", [n, i])
+            B[vn, vi] = A[vn, vi] * T.float32(2)
+    for n, i in T.grid(1, 8):
+        with T.block("C"):
+            vn, vi = T.axis.remap("SS", [n, i])
+            C[vn, vi] = B[vn, vi] + T.float32(1)
+
+
+@T.prim_func
+def unit_batch_computed_at(A: T.Buffer((1, 8), "float32"), C: T.Buffer((1, 8), "float32")):
+    B = T.alloc_buffer((1, 8))
+    for n, i in T.grid(1, 8):
+        with T.block("B"):
+            vn = T.axis.spatial(1, 0)
+            vi = T.axis.spatial(8, i)
+            T.reads(A[vn, vi])
+            T.writes(B[vn, vi])
+            B[vn, vi] = A[vn, vi] * T.float32(2.0)
+        with T.block("C"):
+            vn, vi = T.axis.remap("SS", [n, i])
+            T.reads(B[vn, vi])
+            T.writes(C[vn, vi])
+            C[vn, vi] = B[vn, vi] + T.float32(1.0)
+
+
+@T.prim_func
+def unit_batch_computed_at_unit_loops(A: T.Buffer((1, 8), "float32"),
+                                      C: T.Buffer((1, 8), "float32")):
+    B = T.alloc_buffer((1, 8))
+    for n, i in T.grid(1, 8):
+        for ax0, ax1 in T.grid(1, 1):
+            with T.block("B"):
+                vn = T.axis.spatial(1, ax0)
+                vi = T.axis.spatial(8, i + ax1)
+                T.reads(A[vn, vi])
+                T.writes(B[vn, vi])
+                B[vn, vi] = A[vn, vi] * T.float32(2.0)
+        with T.block("C"):
+            vn, vi = T.axis.remap("SS", [n, i])
+            T.reads(B[vn, vi])
+            T.writes(C[vn, vi])
+            C[vn, vi] = B[vn, vi] + T.float32(1.0)
+
+
+@pytest.mark.parametrize("preserve, expected", [
+    (False, unit_batch_computed_at), (True, unit_batch_computed_at_unit_loops)])
+def test_a_unit_outer_loop_is_its_minimum_and_new_loops_are_added_unsimplified(
+        preserve, expected):
+    # as TVM's analyzer: ``n`` of ``range(1)`` is 0 (not ``vn = n``); the new binding is
+    # ``min + ax`` as written (``i + ax1``), not simplified
+    sch = tir.Schedule(unit_batch_two_stage)
+    sch.compute_at(sch.get_block("B"), sch.get_loops(sch.get_block("C"))[1],
+                   preserve_unit_loops=preserve)
+    check(sch, expected)
+    a = np.arange(8, dtype="float32").reshape(1, 8)
+    out = np.zeros((1, 8), "float32")
+    mlckit.build(sch.mod["main"], target="lnumpy")(a, out)
+    np.testing.assert_array_equal(out, a * 2 + 1)
+
+
+@T.prim_func
+def pad_6(A: T.Buffer((4,), "float32"), P: T.Buffer((6,), "float32")):
+    for i in range(6):
+        with T.block("P"):
+            vi = T.axis.spatial(6, i)
+            P[vi] = T.if_then_else(1 <= vi and vi < 5, A[vi - 1], T.float32(0))
+
+
+@T.prim_func
+def pad_6_cached_at(A: T.Buffer((4,), "float32"), P: T.Buffer((6,), "float32")):
+    A_shared = T.alloc_buffer((4,), scope="shared")
+    for i in range(6):
+        with T.block("A_shared"):
+            v0 = T.axis.spatial(4, i - 1)
+            T.where(1 <= i and i < 5)
+            T.reads(A[v0])
+            T.writes(A_shared[v0])
+            A_shared[v0] = A[v0]
+        with T.block("P"):
+            vi = T.axis.spatial(6, i)
+            T.reads(A_shared[vi - 1])
+            T.writes(P[vi])
+            P[vi] = T.if_then_else(1 <= vi and vi < 5, A_shared[vi - 1], T.float32(0.0))
+
+
+def test_the_bound_checks_of_a_clipped_region_are_simplified_as_tvm_does():
+    # the copy runs for i - 1 in [0, 4): TVM writes 1 <= i and i < 5, not 0 <= i - 1 ...
+    sch = tir.Schedule(pad_6)
+    shared = sch.cache_read(sch.get_block("P"), 0, "shared")
+    sch.compute_at(shared, sch.get_loops(sch.get_block("P"))[0])
+    check(sch, pad_6_cached_at)
+    a = np.arange(1, 5, dtype="float32")
+    out = np.zeros(6, "float32")
+    mlckit.build(sch.mod["main"], target="lnumpy")(a, out)
+    np.testing.assert_array_equal(out, np.pad(a, 1))

@@ -1,7 +1,9 @@
 """rfactor."""
 
+import numpy as np
 import pytest
 
+import mlckit
 from mlckit import tir
 from mlckit.script import tir as T
 
@@ -180,3 +182,59 @@ def test_rfactor_of_the_only_reduction_loop_writes_a_plain_copy():
     check(sch, rowmax_rfactor_whole_k)
     verify_numeric(rowmax, sch.mod)
     verify_trace_roundtrip(sch, rowmax)
+
+
+# -- names as TVM 0.27 gives them (found by tools/difftest_tvm.py) --------------------------
+@T.prim_func
+def rowsum_4_6(A: T.Buffer((4, 6), "float32"), B: T.Buffer((4,), "float32")):
+    for i, k in T.grid(4, 6):
+        with T.block("B"):
+            vi, vk = T.axis.remap("SR", [i, k])
+            with T.init():
+                B[vi] = T.float32(0)
+            B[vi] = B[vi] + A[vi, vk]
+
+
+@T.prim_func
+def rowsum_4_6_rfactor_cached(A: T.Buffer((4, 6), "float32"), B: T.Buffer((4,), "float32")):
+    B_rf = T.alloc_buffer((6, 4))
+    B_rf_shared = T.alloc_buffer((6, 4), scope="shared")
+    for i, k in T.grid(4, 6):
+        with T.block("B_rf"):
+            vk, vi = T.axis.remap("SS", [k, i])
+            T.reads(A[vi, vk])
+            T.writes(B_rf[vk, vi])
+            B_rf[vk, vi] = A[vi, vk]
+    for ax0, ax1 in T.grid(6, 4):
+        with T.block("B.rf_shared"):
+            v0, v1 = T.axis.remap("SS", [ax0, ax1])
+            T.reads(B_rf[v0, v1])
+            T.writes(B_rf_shared[v0, v1])
+            B_rf_shared[v0, v1] = B_rf[v0, v1]
+    for i, k in T.grid(4, 6):
+        with T.block("B"):
+            vk, vi = T.axis.remap("RS", [k, i])
+            T.reads(B_rf_shared[vk, vi])
+            T.writes(B[vi])
+            with T.init():
+                B[vi] = T.float32(0.0)
+            B[vi] = B[vi] + B_rf_shared[vk, vi]
+
+
+def test_the_rfactor_buffer_is_named_with_a_dot_rf_suffix():
+    # TVM names it "B.rf" (printed B_rf); a cache of it is the block "B.rf_shared", and the
+    # name "B_rf_shared" finds nothing
+    sch = tir.Schedule(rowsum_4_6)
+    b = sch.get_block("B")
+    sch.rfactor(sch.get_loops(b)[1], 0)
+    sch.cache_read(b, 0, "shared")
+    check(sch, rowsum_4_6_rfactor_cached)
+    names = [buf.name for buf in sch.mod["main"].body.block.alloc_buffers]
+    assert names == ["B.rf", "B.rf_shared"]
+    assert sch.get(sch.get_block("B.rf_shared")).name_hint == "B.rf_shared"
+    with pytest.raises(tir.ScheduleError, match="B_rf_shared"):
+        sch.get_block("B_rf_shared")
+    a = np.random.default_rng(0).uniform(-1, 1, (4, 6)).astype("float32")
+    out = np.zeros(4, "float32")
+    mlckit.build(sch.mod["main"], target="lnumpy")(a, out)
+    np.testing.assert_allclose(out, a.sum(axis=1), rtol=1e-5)

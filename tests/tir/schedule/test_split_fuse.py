@@ -1,5 +1,7 @@
 """split and fuse: expected TVMScript, numbers, trace round trip, errors."""
 
+import numpy as np
+
 from mlckit import tir
 from mlckit.script import tir as T
 
@@ -182,3 +184,137 @@ def test_fuse_of_one_loop_makes_a_new_serial_loop():
     assert sch.get(again).kind == tir.ForKind.SERIAL
     verify_numeric(elementwise, sch.mod)
     verify_trace_roundtrip(sch, elementwise)
+
+
+# -- bindings as TVM 0.27 writes them (its IterMapSimplify; found by tools/difftest_tvm.py) --
+@T.prim_func
+def rowsum_6(A: T.Buffer((4, 6), "float32"), B: T.Buffer((4,), "float32")):
+    for i, k in T.grid(4, 6):
+        with T.block("B"):
+            vi, vk = T.axis.remap("SR", [i, k])
+            with T.init():
+                B[vi] = T.float32(0)
+            B[vi] = B[vi] + A[vi, vk]
+
+
+@T.prim_func
+def rowsum_6_resplit(A: T.Buffer((4, 6), "float32"), B: T.Buffer((4,), "float32")):
+    for i, k_0, k_1_0, k_1_1, k_2 in T.grid(4, 2, 4, 1, 2):
+        with T.block("B"):
+            vi = T.axis.spatial(4, i)
+            vk = T.axis.reduce(6, k_0 * 4 + (k_1_0 + k_1_1) * 2 + k_2)
+            T.where((k_0 * 2 + (k_1_0 + k_1_1)) * 2 + k_2 < 6 and k_1_0 + k_1_1 < 2)
+            T.reads(A[vi, vk])
+            T.writes(B[vi])
+            with T.init():
+                B[vi] = T.float32(0.0)
+            B[vi] = B[vi] + A[vi, vk]
+
+
+def _run(func, *arrays):
+    import mlckit
+
+    mlckit.build(func, target="lnumpy")(*arrays)
+
+
+def test_resplitting_under_a_predicate_keeps_the_guarded_sum_together():
+    sch = tir.Schedule(rowsum_6)
+    b = sch.get_block("B")
+    sch.split(sch.get_loops(b)[1], [None, 2, 2])
+    sch.split(sch.get_loops(b)[2], [4, None])
+    check(sch, rowsum_6_resplit)
+    a = np.random.default_rng(0).uniform(-1, 1, (4, 6)).astype("float32")
+    out = np.zeros(4, "float32")
+    _run(sch.mod["main"], a, out)
+    np.testing.assert_allclose(out, a.sum(axis=1), rtol=1e-5)
+
+
+@T.prim_func
+def scale_10(A: T.Buffer((10,), "float32"), B: T.Buffer((10,), "float32")):
+    for i in range(10):
+        with T.block("B"):
+            vi = T.axis.spatial(10, i)
+            B[vi] = A[vi] * T.float32(2)
+
+
+@T.prim_func
+def scale_10_resplit(A: T.Buffer((10,), "float32"), B: T.Buffer((10,), "float32")):
+    for i_0_0, i_0_1, i_1 in T.grid(2, 2, 4):
+        with T.block("B"):
+            vi = T.axis.spatial(10, (i_0_0 * 2 + i_0_1) * 4 + i_1)
+            T.where((i_0_0 * 2 + i_0_1) * 4 + i_1 < 10 and i_0_0 * 2 + i_0_1 < 3)
+            T.reads(A[vi])
+            T.writes(B[vi])
+            B[vi] = A[vi] * T.float32(2.0)
+
+
+def test_splitting_the_outer_loop_of_a_non_dividing_split_writes_it_as_one_term():
+    sch = tir.Schedule(scale_10)
+    b = sch.get_block("B")
+    sch.split(sch.get_loops(b)[0], [None, 4])
+    sch.split(sch.get_loops(b)[0], [None, 2])
+    check(sch, scale_10_resplit)
+    a = np.arange(10, dtype="float32")
+    out = np.zeros(10, "float32")
+    _run(sch.mod["main"], a, out)
+    np.testing.assert_array_equal(out, a * 2)
+
+
+@T.prim_func
+def add_one_unit(A: T.Buffer((1, 8, 1), "float32"), B: T.Buffer((1, 8, 1), "float32")):
+    for i, j, k in T.grid(1, 8, 1):
+        with T.block("B"):
+            vi, vj, vk = T.axis.remap("SSS", [i, j, k])
+            B[vi, vj, vk] = A[vi, vj, vk] + T.float32(1)
+
+
+@T.prim_func
+def add_one_unit_fused(A: T.Buffer((1, 8, 1), "float32"), B: T.Buffer((1, 8, 1), "float32")):
+    for i_j_k_fused in range(8):
+        with T.block("B"):
+            vi = T.axis.spatial(1, 0)
+            vj = T.axis.spatial(8, i_j_k_fused)
+            vk = T.axis.spatial(1, 0)
+            T.reads(A[vi, vj, vk])
+            T.writes(B[vi, vj, vk])
+            B[vi, vj, vk] = A[vi, vj, vk] + T.float32(1.0)
+
+
+def test_fuse_binds_the_iterators_of_unit_loops_to_zero():
+    sch = tir.Schedule(add_one_unit)
+    sch.fuse(*sch.get_loops(sch.get_block("B")))
+    check(sch, add_one_unit_fused)
+    a = np.arange(8, dtype="float32").reshape(1, 8, 1)
+    out = np.zeros((1, 8, 1), "float32")
+    _run(sch.mod["main"], a, out)
+    np.testing.assert_array_equal(out, a + 1)
+
+
+@T.prim_func
+def copy_16_64(A: T.Buffer((16, 64), "float32"), B: T.Buffer((16, 64), "float32")):
+    for i, j in T.grid(16, 64):
+        with T.block("B"):
+            vi, vj = T.axis.remap("SS", [i, j])
+            B[vi, vj] = A[vi, vj]
+
+
+@T.prim_func
+def copy_16_64_fused_split(A: T.Buffer((16, 64), "float32"), B: T.Buffer((16, 64), "float32")):
+    for i_j_fused_0, i_j_fused_1, i_j_fused_2, i_j_fused_3 in T.grid(16, 8, 4, 2):
+        with T.block("B"):
+            vi = T.axis.spatial(16, (i_j_fused_0 * 64 + i_j_fused_1 * 8 + i_j_fused_2 * 2 + i_j_fused_3) // 64)
+            vj = T.axis.spatial(64, (i_j_fused_0 * 64 + i_j_fused_1 * 8 + i_j_fused_2 * 2 + i_j_fused_3) % 64)
+            T.reads(A[vi, vj])
+            T.writes(B[vi, vj])
+            B[vi, vj] = A[vi, vj]
+
+
+def test_splitting_a_fused_loop_divides_the_whole_fused_sum():
+    sch = tir.Schedule(copy_16_64)
+    f = sch.fuse(*sch.get_loops(sch.get_block("B")))
+    sch.split(f, [None, 8, 4, 2])
+    check(sch, copy_16_64_fused_split)
+    a = np.random.default_rng(1).uniform(-1, 1, (16, 64)).astype("float32")
+    out = np.zeros((16, 64), "float32")
+    _run(sch.mod["main"], a, out)
+    np.testing.assert_array_equal(out, a)
