@@ -194,16 +194,6 @@ class _Shift(Mutator):
         return super().field(value)
 
 
-def _top_child_index(scope_block, sref) -> int:
-    """Index of the child of the scope's body that contains the block of ``sref``."""
-    from .compute_at import _children, _contains
-
-    for i, c in enumerate(_children(scope_block.body)):
-        if _contains(c, sref.stmt):
-            return i
-    raise AssertionError("block not in scope")
-
-
 def _cache_location(scope_block, writer, related):
     """Where TVM puts a cache stage: ``(stmt, pos)``, the loop (or the scope block) whose body
     gets the stage and its position there, just before the first child holding a block of
@@ -440,13 +430,24 @@ class CacheReadWriteMixin:
                 prim, f"block `{bstmt.name_hint}` reads the `{buf.name}` it updates but has no "
                 "T.init(): a write cache would not hold the values it starts from (apply "
                 "cache_write before blockize or decompose_reduction)", [bstmt])
-        bounds = _full(_relaxed(sref, scope, bstmt.writes[index].region), buf)
         func = self.mod[sref.func_name]
         # as TVM: the buffer gets a fresh name, the copy block is `<buffer>_<scope>` even
         # when a block of that name exists (get_block then refuses the ambiguous name)
         name = _unique_name(func, f"{buf.name}_{storage_scope}")
         block_name = f"{buf.name}_{storage_scope}"
-        compact = scope.parent is not None  # the scope is a block inside the function
+        # as TVM: the copy-back goes just before the first reader, in the innermost loop
+        # holding the block and that reader (or at the end of the scope when none reads it)
+        related = [c for c in consumer_srefs(self.state, sref)
+                   if any(r.buffer is buf for r in c.stmt.reads)]
+        found = _cache_location(scope.stmt, bstmt, [c.stmt for c in related])
+        if found is None:
+            raise ScheduleError(
+                prim, f"block `{related[0].stmt.name_hint}` reads `{buf.name}` before block "
+                f"`{bstmt.name_hint}` writes it; the copy-back block could not come between them")
+        loc, pos = found
+        in_loop = loc is not scope.stmt
+        compact = scope.parent is not None and not in_loop  # a scope block inside the function
+        bounds = _full(_relaxed(sref, self.state.get_sref(loc), bstmt.writes[index].region), buf)
         if compact:
             starts, shape = _compact(bounds, buf)
             new_buf = decl_buffer(shape, buf.dtype, name, scope=storage_scope)
@@ -454,21 +455,18 @@ class CacheReadWriteMixin:
         else:
             new_buf = decl_buffer(buf.shape, buf.dtype, name, scope=storage_scope)
             nest, cache_block = _copy_block(block_name, new_buf, buf, bounds, buf)
-        pos = _top_child_index(scope.stmt, sref) + 1
-        later = [c for c in consumer_srefs(self.state, sref)
-                 if _top_child_index(scope.stmt, c) < pos]
-        if later:
-            raise ScheduleError(
-                prim, f"block `{later[0].stmt.name_hint}` reads `{buf.name}` inside the same loop "
-                f"nest as block `{bstmt.name_hint}`; the copy-back block could not come between "
-                "them")
         rw = Rewrite()
         new_block = _Shift(rw, buf, new_buf, starts).visit_stmt(bstmt) if compact \
             else replace_buffers(bstmt, {id(buf): new_buf}, rw)
         rw.link(bstmt, new_block)
-        new_scope_body = replace_stmts(scope.stmt.body, {id(bstmt): new_block}, rw)
-        new_scope = rw.derive(scope.stmt, body=new_scope_body)
-        new_scope = self._insert_in_scope(_Fake(new_scope), pos, nest, new_buf, rw)
+        new_scope_body = _Insert(rw, {id(bstmt): new_block}, loc if in_loop else None, pos,
+                                 nest).visit_stmt(scope.stmt.body)
+        if in_loop:
+            new_scope = rw.derive(scope.stmt, body=new_scope_body,
+                                  alloc_buffers=list(scope.stmt.alloc_buffers) + [new_buf])
+        else:
+            new_scope = self._insert_in_scope(
+                _Fake(rw.derive(scope.stmt, body=new_scope_body)), pos, nest, new_buf, rw)
         rw.link(scope.stmt, new_scope)
         new_body = replace_stmts(func.body, {id(scope.stmt): new_scope}, rw)
         self._commit(sref.func_name, new_body, rw)
