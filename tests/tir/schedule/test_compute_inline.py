@@ -55,3 +55,12 @@ def test_reverse_compute_inline_into_reduction_fails():
     sch = tir.Schedule(mm_relu_small)
     expect_error(sch, lambda: sch.reverse_compute_inline(sch.get_block("C")),
                  "reverse_compute_inline", "producer `Y` is a reduction")
+
+
+def test_compute_inline_refuses_the_output_block_of_a_blockized_scope():
+    # as TVM: after blockize, the inner block B writes B, which its scope (block `B_o`) does
+    # not allocate: it is that scope's output block (inlining it would leave B_o empty)
+    sch = tir.Schedule(elementwise, debug_mask="all")
+    sch.blockize(sch.get_loops(sch.get_block("B"))[1])
+    expect_error(sch, lambda: sch.compute_inline(sch.get_block("B")), "block `B` writes `B`",
+                 "scope (block `B_o`) does not allocate", "output block")
