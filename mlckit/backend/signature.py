@@ -186,6 +186,14 @@ class Signature:
                     f"(convert it with .astype('{buf.dtype}'))"
                 )
             if k in self.written and not arr.flags.writeable:
+                layout = _view_copy_layout(arr)
+                if layout is not None:
+                    raise ArgumentError(
+                        f"{where} was given to the VM as {layout} of shape "
+                        f"{tuple(arr.shape)}, not a compact (C-contiguous) array, but "
+                        f"{self.name} writes into {pname} in place: the result would go into "
+                        "the VM's compact copy, not into your array (TVM refuses non-compact "
+                        "arrays too).  Pass a compact array (np.ascontiguousarray(...))")
                 raise ArgumentError(
                     f"{where} is read-only, but {self.name} writes its result into {pname}: "
                     f"pass a writable array (for example {pname}.copy(), or np.empty(...))"
@@ -247,6 +255,36 @@ class Signature:
                                     f"{var.dtype} ([{info.min}, {info.max}])")
             return int(value)
         raise ArgumentError(f"{where} must be a {var.dtype} scalar, got {type(value).__name__}")
+
+
+# Copies the VM made of views it was given (id -> (weak reference, what the view was)):
+# read-only, so that a kernel writing one is refused instead of writing a copy silently.
+_VIEW_COPIES: dict = {}
+
+
+def compact_copy(view: np.ndarray) -> np.ndarray:
+    """A read-only C-contiguous copy of ``view`` for a VM argument (TVM's kernels refuse
+    non-compact arrays; the VM copies an input once).  A kernel that would write it — an
+    in-place call — is refused with a message naming the view, not run on the copy.
+
+    Example::
+
+        x = compact_copy(a[:, ::2])        # x.flags.writeable is False
+    """
+    import weakref
+
+    copy = np.ascontiguousarray(view)
+    copy.flags.writeable = False
+    key = id(copy)
+    _VIEW_COPIES[key] = (weakref.ref(copy, lambda _r: _VIEW_COPIES.pop(key, None)),
+                         _layout_text(view))
+    return copy
+
+
+def _view_copy_layout(arr) -> str | None:
+    """What kind of view ``arr`` was copied from by ``compact_copy``, or None."""
+    found = _VIEW_COPIES.get(id(arr))
+    return found[1] if found is not None and found[0]() is arr else None
 
 
 def written_params(func: PrimFunc) -> set[int]:
