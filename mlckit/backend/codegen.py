@@ -153,6 +153,23 @@ def _binds_copy_of(stmt, var_ids: set) -> bool:
 
 
 
+def _copies_of(stmt, var_id: int) -> int:
+    """How many blocks under ``stmt`` bind an iterator to exactly the var ``var_id``."""
+    count = [0]
+
+    def visit(x):
+        if isinstance(x, BlockRealize) and any(id(v) == var_id for v in x.iter_values):
+            count[0] += 1
+        for name in getattr(type(x), "field_names", lambda: ())():
+            value = getattr(x, name)
+            for v in value if isinstance(value, list) else [value]:
+                if isinstance(v, Stmt):
+                    visit(v)
+
+    visit(stmt)
+    return count[0]
+
+
 class _Generator(ExprWriter, LocalScalars, VectorLanes, RegisterPromotion, FlatParams,
                  ExternCalls):
     def __init__(self, func: PrimFunc, name: str, flavour: Flavour, not_scalar: frozenset = frozenset()):
@@ -449,7 +466,12 @@ class _Generator(ExprWriter, LocalScalars, VectorLanes, RegisterPromotion, FlatP
         self.emit(f"for {var} in {rng}({bounds}):{comment}", s)
         self.loops.append(_Loop(s.loop_var, kind, pre, self.indent, s))
         self.ctx_loops.append(var)
+        # two blocks in a prange body copying its index (C_init's and C_update's `vj = j`
+        # after decompose_reduction) get names of their own: see ``unrolled``
+        keep = rng == "prange" and _copies_of(s.body, id(s.loop_var)) > 1
+        self.keep_names += keep
         self.body(s.body)
+        self.keep_names -= keep
         self.ctx_loops.pop()
         self.loops.pop()
         self.promote_end(s, held)
