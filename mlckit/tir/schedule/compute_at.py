@@ -261,11 +261,19 @@ class ComputeAtMixin:
                     hi = outer.simplify(E.max_expr(phi, hi))
                 var_range[id(base)] = (lo, hi)
         for lp, err in repeated:
-            # a reduction would start again in each iteration; a part that follows the loop
-            # would be computed once, from partial values
-            if bstmt.init is not None or any(uses_var(x, lambda v, var=lp.loop_var: v is var)
-                                             for rng in var_range.values() for x in rng):
+            # a part that follows the loop would be computed once, from partial values; a
+            # reduction is redone whole in each iteration (init included, the last one from
+            # the final values) only if its reduction iterators follow loops inside that loop
+            if any(uses_var(x, lambda v, var=lp.loop_var: v is var)
+                   for rng in var_range.values() for x in rng):
                 raise err
+            if bstmt.init is not None:
+                above = {id(q.stmt.loop_var) for q in _ancestors(self.state.get_sref(lp))}
+                reduce_ranges = [x for iv in bstmt.iter_vars
+                                 if iv.iter_type == E.IterVarType.CommReduce
+                                 for x in var_range.get(id(iv.var), ())]
+                if any(uses_var(x, lambda v, ids=above: id(v) in ids) for x in reduce_ranges):
+                    raise err
         # build the new loop nest
         bindings, preds, loops = [], [], []
         n_ax = 0
@@ -389,6 +397,16 @@ def _thread_loops_to_relax(loop_sref, scope: str) -> list:
                 and rank <= _thread_rank(lp.thread_binding.thread_tag) and rank < 3:
             out.append(lp)
         p = p.parent
+    return out
+
+
+def _ancestors(sref) -> list:
+    """``sref`` and the loops above it."""
+    out = []
+    while sref is not None:
+        if sref.is_loop:
+            out.append(sref)
+        sref = sref.parent
     return out
 
 
