@@ -36,6 +36,39 @@ class ArgumentError(TVMError, TypeError, ValueError):
     """A kernel was called with the wrong number, kind, shape or dtype of arguments."""
 
 
+# -- the one wording of an argument check (built kernels and the VM) --------------------------
+def mismatch(who: str, expected: str, detail: str) -> str:
+    """``<who> does not match <expected>: <detail>``, as both a built kernel and the VM say it.
+
+    Example::
+
+        mismatch("main(): argument 1 (A)", 'its buffer T.Buffer((4,), "float32")',
+                 dtype_detail("float32", "float64"))
+    """
+    return f"{who} does not match {expected}: {detail}"
+
+
+def ndim_detail(expected: int, shape) -> str:
+    """``expected 2 dimensions, got 1 (its shape is (4,))``."""
+    return (f"expected {expected} dimension{'s' if expected != 1 else ''}, got {len(shape)} "
+            f"(its shape is {tuple(int(d) for d in shape)})")
+
+
+def dtype_detail(expected, got) -> str:
+    """``expected dtype float32, got float64``."""
+    return f"expected dtype {expected}, got {got}"
+
+
+def dim_detail(axis: int, got: int, expected, shape=None) -> str:
+    """``dimension 1 is 785, expected 784 (its shape is (3, 785))``."""
+    note = f" (its shape is {tuple(int(d) for d in shape)})" if shape is not None else ""
+    return f"dimension {axis} is {got}, expected {expected}{note}"
+
+
+def _buffer_text(buf) -> str:
+    return f'its buffer T.Buffer({_shape_text(buf.shape)}, "{buf.dtype}")'
+
+
 def _shape_text(shape) -> str:
     return "(" + ", ".join(_expr_text(d) for d in shape) + ("," if len(shape) == 1 else "") + ")"
 
@@ -174,17 +207,13 @@ class Signature:
                     f"{_shape_text(buf.shape)} and dtype {buf.dtype}, got {type(args[k]).__name__}"
                 )
             if arr.ndim != len(buf.shape):
-                raise ArgumentError(
-                    f"{where} must be {len(buf.shape)}-dimensional with shape "
-                    f"{_shape_text(buf.shape)}, got a {arr.ndim}-dimensional array of shape "
-                    f"{tuple(arr.shape)}"
-                )
+                raise ArgumentError(mismatch(where, _buffer_text(buf),
+                                             ndim_detail(len(buf.shape), arr.shape)))
             want = dt.to_numpy(buf.dtype)
             if arr.dtype != want:
-                raise ArgumentError(
-                    f"{where} must have dtype {buf.dtype}, got {arr.dtype} "
-                    f"(convert it with .astype('{buf.dtype}'))"
-                )
+                raise ArgumentError(mismatch(
+                    where, _buffer_text(buf), dtype_detail(buf.dtype, arr.dtype)
+                    + f" (convert it with .astype('{buf.dtype}'))"))
             if k in self.written and not arr.flags.writeable:
                 layout = _view_copy_layout(arr)
                 if layout is not None:
@@ -211,16 +240,15 @@ class Signature:
                     )
                 if expect != got:
                     if isinstance(dim, IntImm):
-                        why = f"dimension {axis} is {got}, expected {expect}"
+                        why = dim_detail(axis, got, expect, arr.shape)
                     elif isinstance(dim, Var):
                         why = (f"dimension {axis} is {got}, but the symbolic size "
-                               f"{dim.name_hint} = {expect} (from {origin[dim]})")
+                               f"{dim.name_hint} = {expect} (from {origin[dim]}) (its shape is "
+                               f"{tuple(arr.shape)})")
                     else:
-                        why = (f"dimension {axis} is {got}, but {_expr_text(dim)} = {expect}")
-                    raise ArgumentError(
-                        f"{where} has shape {tuple(arr.shape)}, expected "
-                        f"{_shape_text(buf.shape)}: {why}"
-                    )
+                        why = (f"dimension {axis} is {got}, but {_expr_text(dim)} = {expect} "
+                               f"(its shape is {tuple(arr.shape)})")
+                    raise ArgumentError(mismatch(where, _buffer_text(buf), why))
             if not arr.flags.c_contiguous and not isinstance(arr, DeviceStandIn):
                 arr = self._compact(k, pname, arr, where)
             out.append(arr)
