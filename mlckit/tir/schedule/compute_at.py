@@ -71,12 +71,10 @@ def _loops_inside(loop_sref, block_sref) -> list:
     return out
 
 
-def _relaxed_region(ana: Analyzer, region, realize, inner_loops, unit=None):
+def _relaxed_region(ana: Analyzer, region, realize, inner_loops):
     """The [lo, hi] (symbolic) of each dimension of ``region`` (block-var terms) over the
-    loops ``inner_loops``; the outer loops of extent 1 in ``unit`` (var -> min) are their
-    minimum, as TVM's analyzer binds them."""
-    vmap = {iv.var: substitute(v, unit) if unit else v
-            for iv, v in zip(realize.block.iter_vars, realize.iter_values)}
+    loops ``inner_loops``."""
+    vmap = {iv.var: v for iv, v in zip(realize.block.iter_vars, realize.iter_values)}
     relax = {lp.loop_var: Range(lp.min, lp.extent) for lp in inner_loops}
     out = []
     for rng in region:
@@ -206,13 +204,10 @@ class ComputeAtMixin:
                                     f"{lname} (valid: {lo_bound}..{hi_bound})")
         # the outer loops (down to and including `loop`) are known at the new position
         outer = Analyzer()
-        unit = {}  # the outer loops of extent 1: their variable is their minimum
         p = loop_sref
         while p is not None:
             if p.is_loop:
                 outer.bind(p.stmt.loop_var, Range(p.stmt.min, p.stmt.extent))
-                if isinstance(p.stmt.extent, IntImm) and p.stmt.extent.value == 1:
-                    unit[p.stmt.loop_var] = p.stmt.min
             p = p.parent
         # region needed (compute_at) or produced (reverse) under the loop, per buffer
         my_regions = bstmt.reads if reverse else bstmt.writes
@@ -226,7 +221,7 @@ class ComputeAtMixin:
                 if not any(reg.buffer is b for b in my_buffers):
                     continue
                 threads = _thread_loops_to_relax(loop_sref, reg.buffer.scope)
-                rel = _relaxed_region(outer, reg.region, d.realize, inner + threads, unit)
+                rel = _relaxed_region(outer, reg.region, d.realize, inner + threads)
                 writes_it = any(w.buffer is reg.buffer for w in d.stmt.writes)
                 # reverse_compute_at may read partial results in early iterations if the
                 # moved block is recomputed whole in each (its region does not follow the

@@ -269,8 +269,8 @@ def _plan(buf, accesses: list, gpu: bool = False) -> _Plan | None:
     lca_depth = 0
     while lca_depth < depth and all(a.loops[lca_depth] is first[lca_depth] for a in accesses):
         lca_depth += 1
-    for acc in accesses:  # above the loops a reduction carries the buffer's values across
-        for lp in acc.carried:
+    for acc in accesses if not gpu else ():  # above the loops a reduction carries the
+        for lp in acc.carried:                # buffer's values across (CPU kernels)
             lca_depth = min(lca_depth, next(k for k, x in enumerate(acc.loops) if x is lp))
     lca = first[lca_depth - 1] if lca_depth else None
     sets = [None] * buf.ndim

@@ -281,52 +281,6 @@ def test_reverse_compute_at_under_the_producer_s_reduction_loop():
 
 
 @T.prim_func
-def _pad_then_conv(A: T.Buffer((1, 1, 4, 4), "float32"), W: T.Buffer((1, 1, 3, 3), "float32"),
-                   Out: T.Buffer((1, 1, 2, 2), "float32")):
-    pad = T.alloc_buffer((1, 1, 4, 4))
-    for n, c, h, w in T.grid(1, 1, 4, 4):
-        with T.block("pad"):
-            vn, vc, vh, vw = T.axis.remap("SSSS", [n, c, h, w])
-            pad[vn, vc, vh, vw] = A[vn, vc, vh, vw]
-    for n, f, y, x, rc, ry, rx in T.grid(1, 1, 2, 2, 1, 3, 3):
-        with T.block("conv"):
-            vn, vf, vy, vx, vrc, vry, vrx = T.axis.remap("SSSSRRR", [n, f, y, x, rc, ry, rx])
-            with T.init():
-                Out[vn, vf, vy, vx] = T.float32(0)
-            Out[vn, vf, vy, vx] = Out[vn, vf, vy, vx] + pad[vn, vrc, vy + vry, vx + vrx] * W[
-                vf, vrc, vry, vrx]
-
-
-@T.prim_func
-def _pad_at_rc(A: T.Buffer((1, 1, 4, 4), "float32"), W: T.Buffer((1, 1, 3, 3), "float32"),
-               Out: T.Buffer((1, 1, 2, 2), "float32")):
-    pad = T.alloc_buffer((1, 1, 4, 4))
-    for n, f, y, x, rc in T.grid(1, 1, 2, 2, 1):
-        for ax0, ax1, ax2, ax3 in T.grid(1, 1, 3, 3):
-            with T.block("pad"):
-                vn, vc = T.axis.remap("SS", [ax0, ax1])
-                vh = T.axis.spatial(4, y + ax2)
-                vw = T.axis.spatial(4, x + ax3)
-                pad[vn, vc, vh, vw] = A[vn, vc, vh, vw]
-        for ry, rx in T.grid(3, 3):
-            with T.block("conv"):
-                vn, vf, vy, vx, vrc, vry, vrx = T.axis.remap("SSSSRRR", [n, f, y, x, rc, ry, rx])
-                with T.init():
-                    Out[vn, vf, vy, vx] = T.float32(0)
-                Out[vn, vf, vy, vx] = Out[vn, vf, vy, vx] + pad[vn, vrc, vy + vry, vx + vrx] * W[
-                    vf, vrc, vry, vrx]
-
-
-def test_compute_at_takes_a_unit_loop_as_its_minimum():
-    # as TVM: the loops n and rc run once, so the region needs n = 0, rc = 0 (not `n + ax0`)
-    sch = tir.Schedule(_pad_then_conv, debug_mask="all")
-    sch.compute_at(sch.get_block("pad"), sch.get_loops(sch.get_block("conv"))[4],
-                   preserve_unit_loops=True)
-    check(sch, _pad_at_rc)
-    verify_numeric(_pad_then_conv, sch.mod)
-
-
-@T.prim_func
 def _sum_all(A: T.Buffer((8, 16), "float32"), B: T.Buffer((1,), "float32")):
     for i, j in T.grid(8, 16):
         with T.block("B"):
