@@ -51,7 +51,7 @@ class ArgumentError(TVMError, TypeError, ValueError):
     ...     f(np.zeros(4, "float32"), np.zeros(3, "float32"))
     ... except mlckit.lnumpy.ArgumentError as err:
     ...     print(err)
-    copy(): argument 2 (b) has shape (3,), expected (4,): dimension 0 is 3, expected 4
+    copy(): argument 2 (b) does not match its buffer T.Buffer((4,), "float32"): dimension 0 is 3, expected 4 (its shape is (3,))
     """
 
 
@@ -390,3 +390,18 @@ def _layout_text(arr: np.ndarray) -> str:
 
 def _np_scalar(dtype: str, value):
     return dt.to_numpy(dtype).type(value)
+
+
+def param_names(func: PrimFunc) -> tuple:
+    """The names of ``func``'s parameters and of their buffers: structural equality ignores
+    them, but a built kernel's source and argument checks show them, so kernel caches keyed
+    by ``structural_hash`` add these to the key.
+
+    >>> from mlckit import te
+    >>> A = te.placeholder((4,), name="A")
+    >>> B = te.compute((4,), lambda i: A[i] + 1, name="B")
+    >>> param_names(te.create_prim_func([A, B]))
+    (('var_A', 'A'), ('var_B', 'B'))
+    """
+    return tuple((v.name, func.buffer_map[v].name if v in func.buffer_map else None)
+                 for v in func.params)

@@ -46,7 +46,7 @@ from mlckit.tir.transform import compact_buffer_allocation
 
 from ..codegen import NUMBA, CodegenError, GeneratedSource, func_name, generate
 from ..extern import collect_externs, resolve_externs
-from ..signature import ArgumentError, Signature
+from ..signature import ArgumentError, Signature, param_names
 from .half import legalize_half
 
 __all__ = ["ArgumentError", "CodegenError", "NumbaCompileError", "NumbaFunction", "build",
@@ -364,7 +364,9 @@ def build(func: PrimFunc, name: str | None = None, fastmath: bool = False,
     name = name or func_name(func)
     # the registered implementations of its externs are part of what it runs
     externs = tuple((n, id(get_extern(n))) for n in sorted(collect_externs(func)))
-    key = (structural_hash(func), name, fastmath, cache, externs)
+    # structural equality ignores names, but the source and the argument checks show them:
+    # a function whose parameters are named differently gets its own kernel
+    key = (structural_hash(func), name, param_names(func), fastmath, cache, externs)
     with _LOCK:
         for other, compiled in _CACHE.get(key, ()):
             if other is func or structural_equal(other, func):

@@ -50,7 +50,7 @@ from mlckit.tir.transform import compact_buffer_allocation
 
 from ..codegen import CodegenError, func_name
 from ..extern import collect_externs, resolve_externs
-from ..signature import ArgumentError, DeviceStandIn, Signature, as_array
+from ..signature import ArgumentError, DeviceStandIn, Signature, as_array, param_names
 from .kernels import (
     GPULimitError,
     Kernel,
@@ -376,7 +376,8 @@ def build(func: PrimFunc, name: str | None = None, target=None, mode: str | None
         raise TVMTypeError(f"numba_cuda.build expects a tir.PrimFunc, got {type(func).__name__}")
     name = name or func_name(func)
     mode_key = mode or default_mode()
-    key = (structural_hash(func), name, str(target), mode_key, sync, fastmath)
+    # names too: structural equality ignores them, the source and argument checks show them
+    key = (structural_hash(func), name, param_names(func), str(target), mode_key, sync, fastmath)
     with _LOCK:
         for other, compiled in _CACHE.get(key, ()):
             if other is func or structural_equal(other, func):

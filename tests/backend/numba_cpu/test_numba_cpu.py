@@ -200,3 +200,35 @@ def test_a_parallel_loop_holding_a_decomposed_reduction_builds(steps):
     c = np.zeros((128, 128), "float32")
     f(a, b, c)
     np.testing.assert_allclose(c, a @ b, rtol=1e-4)
+
+
+@T.prim_func
+def _add_one_upper(A: T.Buffer((4,), "float32"), B: T.Buffer((4,), "float32")):
+    T.func_attr({"global_symbol": "add_one"})
+    for i in range(4):
+        with T.block("B"):
+            vi = T.axis.spatial(4, i)
+            B[vi] = A[vi] + T.float32(1)
+
+
+@T.prim_func
+def _add_one_lower(a: T.Buffer((4,), "float32"), b: T.Buffer((4,), "float32")):
+    T.func_attr({"global_symbol": "add_one"})
+    for i in range(4):
+        with T.block("B"):
+            vi = T.axis.spatial(4, i)
+            b[vi] = a[vi] + T.float32(1)
+
+
+def test_structurally_equal_kernels_with_other_names_keep_their_own_names():
+    # one cache entry per structure would show the first kernel's names in the second's
+    # source and argument errors
+    upper, lower = numba_cpu.build(_add_one_upper), numba_cpu.build(_add_one_lower)
+    assert upper is not lower
+    assert "def add_one(a, b):" in lower.source.splitlines()
+    with pytest.raises(ArgumentError, match=r"argument 2 \(b\) does not match"):
+        lower(np.zeros(4, "float32"), np.zeros(3, "float32"))
+    out = np.zeros(4, "float32")
+    lower(np.arange(4, dtype="float32"), out)
+    np.testing.assert_array_equal(out, np.arange(4) + 1)
+    assert numba_cpu.build(_add_one_upper) is upper
