@@ -22,7 +22,9 @@ Example::
 
 from __future__ import annotations
 
+import functools
 import json
+import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
@@ -140,6 +142,17 @@ class Refusal:
         return f"refused: {self.call}: {self.error}"
 
 
+def _serialized(method):
+    """``method`` run holding the explorer's :attr:`~ScheduleExplorer.lock`."""
+
+    @functools.wraps(method)
+    def run(self, *args, **kwargs):
+        with self.lock:
+            return method(self, *args, **kwargs)
+
+    return run
+
+
 def _check_schedulable(func_or_mod) -> None:
     """ScheduleExplorer explores TensorIR: a Relax function, or a module without a PrimFunc,
     is refused up front with what to do instead."""
@@ -160,6 +173,10 @@ class ScheduleExplorer:
     """Explore schedules of a PrimFunc (or of one PrimFunc of an IRModule), step by step.
 
     ``measure``: build each step with Numba and time it on random inputs (``seed``).
+
+    ``lock`` serializes the changes (``apply``, ``undo``, ``redo``) and the views' event
+    handlers: JupyterLab 4.6 with ipykernel 7 handles widget messages on a subshell, a
+    thread of its own, so a click may arrive while a cell or another click is applying a step.
 
     Example::
 
@@ -183,6 +200,7 @@ class ScheduleExplorer:
                                 "pass func_name=... to choose one")
         self.func_name: str = sch.func_working_on.name_hint
         self.timer = KernelTimer(seed=seed) if measure else None
+        self.lock = threading.RLock()
         self.error: str | None = None
         self._observers: list[Callable[[str], None]] = []
         self._legality: dict[tuple, dict[str, str | None]] = {}
@@ -257,6 +275,7 @@ class ScheduleExplorer:
             callback(event)
 
     # -- stepping -------------------------------------------------------------------------
+    @_serialized
     def apply(self, primitive: str, block: str | None = None,
               loop: str | tuple[str, str] | None = None, **params) -> Step | Refusal:
         """Apply ``primitive`` to ``block`` / ``loop`` with ``params``; the new step, or a
@@ -295,6 +314,7 @@ class ScheduleExplorer:
             self._notify("measured")
         return step
 
+    @_serialized
     def undo(self) -> Step:
         """Go back one step (the undone step can be redone until a new one is applied)."""
         if self.can_undo:
@@ -305,6 +325,7 @@ class ScheduleExplorer:
         self._notify("step")
         return self.current
 
+    @_serialized
     def redo(self) -> Step:
         """Go forward to the step undone last."""
         if self.can_redo:
@@ -321,6 +342,7 @@ class ScheduleExplorer:
         nest = tuple(self.loops(block)) if block is not None else ()
         return Selection(block, loop, nest)
 
+    @_serialized
     def legality(self, block: str | None = None,
                  loop: str | tuple[str, str] | None = None) -> dict[str, str | None]:
         """For each primitive, None when it applies to ``block`` / ``loop`` with its default

@@ -6,6 +6,11 @@ listed with the reason they do not apply); undo / redo; the TVMScript, its lnump
 the diff to the step before in tabs; the trace as Python to copy; the run time of each step
 as a small plot.  An error shows inline, in red.
 
+Picking a block or a loop proposes parameters for the inputs the learner has not edited
+since the last step; what they typed stays.  The handlers hold the explorer's ``lock``:
+JupyterLab 4.6 with ipykernel 7 handles some widget messages on a thread of their own (a
+subshell), so a pick can be handled after the typing and the click that followed it.
+
 Example::
 
     view = ScheduleExplorer(mm_relu).view()
@@ -96,6 +101,7 @@ class ScheduleExplorerView:
         self.live = LiveDisplay(self.mimebundle)
         self._syncing = False
         self._input_error: str | None = None
+        self._proposed: dict[tuple[str, str], object] = {}  # the values the view last wrote
         self._shown = None  # the step shown: a refusal keeps it, and the inputs as typed
         self.block.observe(self._on_block, names="value")
         self.loop.observe(self._on_loop, names="value")
@@ -145,15 +151,21 @@ class ScheduleExplorerView:
             self._refresh()
 
     def _on_block(self, change) -> None:
-        if not self._syncing:
-            self._refresh_loops()
-            self._render_primitives(reset_inputs=True)
+        with self.explorer.lock:
+            if not self._syncing:
+                self._refresh_loops()
+                self._render_primitives("propose")
 
     def _on_loop(self, change) -> None:
-        if not self._syncing:
-            self._render_primitives(reset_inputs=True)
+        with self.explorer.lock:
+            if not self._syncing:
+                self._render_primitives("propose")
 
     def _on_click(self, name: str) -> None:
+        with self.explorer.lock:
+            self._apply(name)
+
+    def _apply(self, name: str) -> None:
         spec = PRIMITIVES[name]
         try:
             params = {p.name: parse_param(p, self.inputs[name][p.name].value)
@@ -182,7 +194,7 @@ class ScheduleExplorerView:
         self.undo_button.disabled = not ex.can_undo
         self.redo_button.disabled = not ex.can_redo
         self._shown = ex.current
-        self._render_primitives(reset_inputs=True)
+        self._render_primitives("reset")
         self._render_error()
         self._render_header()
         self._render_code()
@@ -204,9 +216,10 @@ class ScheduleExplorerView:
         finally:
             self._syncing = False
 
-    def _render_primitives(self, reset_inputs: bool) -> None:
-        """Show the rows of the primitives legal for the picked block and loop (their inputs
-        set to the proposed parameters when ``reset_inputs``); list the others."""
+    def _render_primitives(self, inputs: str) -> None:
+        """Show the rows of the primitives legal for the picked block and loop, list the
+        others, and set their inputs to the proposed parameters: all of them (``inputs`` is
+        "reset": a new step), or those the learner has not edited ("propose": a new pick)."""
         ex = self.explorer
         block, loop = self.block.value, self.loop.value
         why_not = ex.legality(block, loop)
@@ -219,11 +232,12 @@ class ScheduleExplorerView:
             if not legal:
                 hidden.append(f"<li><b>{name}</b>: {html.escape(why_not[name])}</li>")
                 continue
-            if not reset_inputs:
-                continue
             for p, widget in self.inputs[name].items():
-                param = next(q for q in spec.params if q.name == p)
-                widget.value = format_param(param, param.default_for(sel))
+                written = self._proposed.get((name, p), widget.value)
+                if inputs == "reset" or widget.value == written:
+                    param = next(q for q in spec.params if q.name == p)
+                    widget.value = format_param(param, param.default_for(sel))
+                    self._proposed[(name, p)] = widget.value
         self.not_here.value = (
             f"<details><summary>not here: {len(hidden)} primitive(s)</summary>"
             f"<ul style='margin:2px 0'>{''.join(hidden)}</ul></details>" if hidden else "")

@@ -93,8 +93,11 @@ def test_clicking_a_primitive_changes_the_tvmscript_and_the_trace(notebook, arti
     split = ex.locator("button.mlckit-primitive-split")
     split.wait_for(state="visible")
     split.click()
+    # the widgets update one by one, the trace after the script: wait for both
     notebook.wait_for_function(
-        "el => el.innerText.includes('ax0_0')", arg=script.element_handle(), timeout=RUN_TIMEOUT)
+        "([s, t, n]) => s.innerText.includes('ax0_0')"
+        " && t.innerText.split('sch.split(').length > n + 1",
+        arg=[script.element_handle(), trace.element_handle(), splits_before], timeout=RUN_TIMEOUT)
     assert "for ax0_0, ax0_1 in T.grid(1, 4):" in script.inner_text()
     assert trace.inner_text().count("sch.split(") == splits_before + 1
     assert re.search(r"step 5 of 5: split\(block=\"C\", loop=\"ax0\", factors=\[None, 4\]\) "
