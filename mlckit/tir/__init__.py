@@ -76,9 +76,15 @@ from .stmt import (
 )
 
 
+# the lowering passes and their pipeline (tvm.tir.transform, tvm.tir.get_tir_pipeline)
+from . import pipeline, transform
+from .pipeline import get_default_tir_pipeline, get_tir_pipeline, register_tir_pipeline
+
+
 def __getattr__(name: str):
     # only names tir does not have: say which was meant (tir.Schedul -> tir.Schedule)
     from mlckit.error import did_you_mean
 
     raise AttributeError(f"module 'mlckit.tir' has no attribute {name!r}"
                          + did_you_mean(name, globals()))
+

@@ -17,6 +17,7 @@ Example::
 """
 
 from mlckit.tir import analysis, transform
+from mlckit.tir.pipeline import get_default_tir_pipeline, get_tir_pipeline, register_tir_pipeline
 from mlckit.tir.buffer import Buffer, BufferRegion, MatchBufferRegion, decl_buffer
 from mlckit.tir.expr import (
     EQ,

@@ -1,0 +1,67 @@
+"""tvm.lower: a PrimFunc or IRModule through the TIR pipeline, as TVM lowers it."""
+
+from __future__ import annotations
+
+import pytest
+
+import mlckit as tvm
+from mlckit.error import TVMTypeError
+from mlckit.script import tir as T
+
+from tests.tir.transform._mm import check_numbers, mm_relu, plain, scheduled
+
+
+@T.prim_func
+def lowered_mm_relu(A: T.Buffer((128, 128), "float32"), B: T.Buffer((128, 128), "float32"),
+                    C: T.Buffer((128, 128), "float32")):
+    T.func_attr({"global_symbol": "mm_relu", "tir.noalias": True})
+    Y = T.decl_buffer((128, 128))
+    for i, j, k in T.grid(128, 128, 128):
+        if k == 0:
+            Y[i, j] = T.float32(0.0)
+        Y[i, j] = Y[i, j] + A[i, k] * B[k, j]
+    for i, j in T.grid(128, 128):
+        C[i, j] = T.max(Y[i, j], T.float32(0.0))
+
+
+@T.prim_func
+def lowered_scheduled(A: T.Buffer((128, 128), "float32"), B: T.Buffer((128, 128), "float32"),
+                      C: T.Buffer((128, 128), "float32")):
+    # TVM keeps Y whole at the top (PlanAndUpdateBufferAllocationLocation leaves global
+    # buffers there); mlckit's CompactBufferAllocation moves it into the loop and shrinks it
+    T.func_attr({"global_symbol": "mm_relu", "tir.noalias": True})
+    for i, j_0 in T.grid(128, 32):
+        Y = T.decl_buffer((1, 4))
+        for j_1_init in range(4):
+            Y[0, j_1_init] = T.float32(0.0)
+        for k in range(128):
+            for j_1 in T.unroll(4):
+                Y[0, j_1] = Y[0, j_1] + A[i, k] * B[k, j_0 * 4 + j_1]
+        for ax0 in T.vectorized(4):
+            C[i, j_0 * 4 + ax0] = T.max(Y[0, ax0], T.float32(0.0))
+
+
+def test_lower_of_a_prim_func_names_it_by_its_global_symbol():
+    lowered = tvm.lower(mm_relu)
+    tvm.ir.assert_structural_equal(lowered["mm_relu"], lowered_mm_relu)
+
+
+def test_lower_of_a_module_lowers_each_prim_func():
+    tvm.ir.assert_structural_equal(tvm.lower(plain())["mm_relu"], lowered_mm_relu)
+
+
+def test_lower_of_the_scheduled_kernel_removes_blocks_and_compacts():
+    lowered = tvm.lower(scheduled())
+    tvm.ir.assert_structural_equal(lowered["mm_relu"], lowered_scheduled)
+    check_numbers(lowered["mm_relu"])
+
+
+def test_lower_takes_a_pipeline():
+    only_init = tvm.transform.Sequential([tvm.tir.transform.LowerInitBlock()])
+    lowered = tvm.lower(mm_relu, tir_pipeline=only_init)
+    assert "if vk == 0:" in lowered.script() and "T.block" in lowered.script()
+
+
+def test_lower_rejects_what_is_not_tir():
+    with pytest.raises(TVMTypeError, match="PrimFunc or an IRModule"):
+        tvm.lower("mm_relu")
