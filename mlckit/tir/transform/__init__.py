@@ -10,6 +10,7 @@ Example::
 
 from ._pass import prim_func_pass
 from .compact_buffer_allocation import CompactBufferAllocation, compact_buffer_allocation
+from .flatten_buffer import FlattenBuffer, flatten_buffer
 from .convert_blocks_to_opaque import ConvertBlocksToOpaque, convert_blocks_to_opaque
 from .lower_init_block import LowerInitBlock, lower_init_block
 from .lower_opaque_block import LowerOpaqueBlock, lower_opaque_block
