@@ -7,7 +7,6 @@ import pytest
 import mlckit as tvm
 from mlckit.error import TVMTypeError
 from mlckit.script import tir as T
-
 from tests.tir.transform._mm import check_numbers, mm_relu, plain, scheduled
 
 
@@ -41,8 +40,10 @@ def lowered_scheduled(A: T.Buffer((128, 128), "float32"), B: T.Buffer((128, 128)
         for j_1_init in range(4):
             Y[j_1_init] = T.float32(0.0)
         for k in range(128):
-            for j_1 in T.unroll(4):
-                Y[j_1] = Y[j_1] + A_1[i * 128 + k] * B_1[k * 128 + j_0 * 4 + j_1]
+            Y[0] = Y[0] + A_1[i * 128 + k] * B_1[k * 128 + j_0 * 4]
+            Y[1] = Y[1] + A_1[i * 128 + k] * B_1[k * 128 + j_0 * 4 + 1]
+            Y[2] = Y[2] + A_1[i * 128 + k] * B_1[k * 128 + j_0 * 4 + 2]
+            Y[3] = Y[3] + A_1[i * 128 + k] * B_1[k * 128 + j_0 * 4 + 3]
         for ax0 in T.vectorized(4):
             C_1[i * 128 + j_0 * 4 + ax0] = T.max(Y[ax0], T.float32(0.0))
 
@@ -56,7 +57,7 @@ def test_lower_of_a_module_lowers_each_prim_func():
     tvm.ir.assert_structural_equal(tvm.lower(plain())["mm_relu"], lowered_mm_relu)
 
 
-def test_lower_of_the_scheduled_kernel_removes_blocks_and_compacts():
+def test_lower_of_the_scheduled_kernel_removes_blocks_compacts_flattens_and_unrolls():
     lowered = tvm.lower(scheduled())
     tvm.ir.assert_structural_equal(lowered["mm_relu"], lowered_scheduled)
     check_numbers(lowered["mm_relu"])

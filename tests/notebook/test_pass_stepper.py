@@ -140,8 +140,8 @@ def test_tir_pipeline_steps_through_the_lowering_passes_of_a_prim_func():
 
     stepper = PassStepper(mm_relu, pipeline="tir")
     assert [s.name for s in stepper.steps] == [
-        "LowerInitBlock", "ConvertBlocksToOpaque", "CompactBufferAllocation", "LowerOpaqueBlock",
-        "FlattenBuffer"]
+        "LowerInitBlock", "ConvertBlocksToOpaque", "CompactBufferAllocation", "Simplify",
+        "LowerOpaqueBlock", "FlattenBuffer", "UnrollLoop", "Simplify", "RemoveNoOp"]
     init = stepper.steps[0].diff()
     assert "-                with T.init():\n+                if vk == 0:\n" in init
     assert "T.block" not in stepper.steps[-1].after
@@ -151,10 +151,13 @@ def test_tir_summary_folds_the_passes_that_changed_nothing():
     from tests.tir.transform._mm import mm_relu
 
     folded = PassStepper(mm_relu, pipeline="tir").summary(fold=True).splitlines()
-    # mm_relu's Y is used whole at the root: CompactBufferAllocation has nothing to shrink
-    assert folded[1:] == [folded[1], folded[2], "        (1 unchanged: CompactBufferAllocation)",
-                          folded[4], folded[5]]
-    assert "LowerInitBlock" in folded[1] and "LowerOpaqueBlock" in folded[4]
+    # mm_relu's Y is used whole at the root: nothing to compact, simplify, unroll or remove
+    assert folded[1:] == [
+        folded[1], folded[2],
+        "        (2 unchanged: CompactBufferAllocation, Simplify)",
+        folded[4], folded[5],
+        "        (3 unchanged: UnrollLoop, Simplify, RemoveNoOp)"]
+    assert "LowerInitBlock" in folded[1] and "FlattenBuffer" in folded[5]
 
 
 def test_unknown_pipeline_name_is_rejected():

@@ -1,7 +1,9 @@
 """TIR passes (``tvm.tir.transform``): TVM's lowering passes by TVM's names, one module each.
 
 Each ``Name()`` returns a pass over every PrimFunc of an IRModule (``pass(mod) -> mod``), as
-in TVM; the function ``name(func)`` beside it rewrites one PrimFunc.
+in TVM; the function ``name(func)`` beside it rewrites one PrimFunc.  In TVM's pipeline order
+(:mod:`mlckit.tir.pipeline`): LowerInitBlock, ConvertBlocksToOpaque, CompactBufferAllocation,
+Simplify, LowerOpaqueBlock, FlattenBuffer, UnrollLoop, Simplify, RemoveNoOp.
 
 Example::
 
@@ -10,19 +12,31 @@ Example::
 
 from ._pass import prim_func_pass
 from .compact_buffer_allocation import CompactBufferAllocation, compact_buffer_allocation
-from .flatten_buffer import FlattenBuffer, flatten_buffer
 from .convert_blocks_to_opaque import ConvertBlocksToOpaque, convert_blocks_to_opaque
+from .flatten_buffer import FlattenBuffer, flatten_buffer
 from .lower_init_block import LowerInitBlock, lower_init_block
 from .lower_opaque_block import LowerOpaqueBlock, lower_opaque_block
+from .remove_no_op import RemoveNoOp, remove_no_op
+from .simplify import Simplify, StmtSimplify, simplify
+from .unroll_loop import UnrollLoop, unroll_loop
 
 __all__ = [
     "CompactBufferAllocation",
     "ConvertBlocksToOpaque",
+    "FlattenBuffer",
     "LowerInitBlock",
     "LowerOpaqueBlock",
+    "RemoveNoOp",
+    "Simplify",
+    "StmtSimplify",
+    "UnrollLoop",
     "compact_buffer_allocation",
     "convert_blocks_to_opaque",
+    "flatten_buffer",
     "lower_init_block",
     "lower_opaque_block",
     "prim_func_pass",
+    "remove_no_op",
+    "simplify",
+    "unroll_loop",
 ]

@@ -1,0 +1,84 @@
+"""RemoveNoOp: statements that do nothing are dropped.
+
+What counts as doing nothing, as in TVM: ``T.evaluate(0)`` (a constant evaluated), a store
+of a value into the place it was loaded from (``A[i] = A[i]``), and a loop, conditional,
+``let`` or sequence whose parts all do nothing.  ``Simplify`` leaves such statements behind
+(``if False:`` becomes ``T.evaluate(0)``)::
+
+    for i in range(4):                       ──►   (nothing)
+        T.evaluate(0)
+    A[0] = A[0]                              ──►   (nothing)
+
+Example::
+
+    mod = tvm.tir.transform.RemoveNoOp()(mod)
+"""
+
+from __future__ import annotations
+
+from mlckit.ir.structural import structural_equal
+from mlckit.ir.transform import FunctionPass
+from mlckit.tir import expr as E
+from mlckit.tir import stmt as S
+from mlckit.tir.function import PrimFunc
+
+from ._pass import make_pass, post_order_rewrite
+
+__all__ = ["RemoveNoOp", "remove_no_op"]
+
+
+def _is_no_op(s) -> bool:
+    if s is None:
+        return True
+    if isinstance(s, S.Evaluate):
+        return isinstance(s.value, (E.IntImm, E.FloatImm))
+    if isinstance(s, S.SeqStmt):
+        return all(_is_no_op(x) for x in s.seq)
+    return False
+
+
+def _remove(node):
+    if isinstance(node, S.SeqStmt):
+        kept = [x for x in node.seq if not _is_no_op(x)]
+        if len(kept) == len(node.seq):
+            return node
+        return S.stmt_seq(*kept) if kept else S.Evaluate(0)
+    if isinstance(node, (S.For, S.LetStmt, S.AttrStmt)) and _is_no_op(node.body):
+        return S.Evaluate(0)
+    if isinstance(node, S.IfThenElse):
+        if _is_no_op(node.then_case) and _is_no_op(node.else_case):
+            return S.Evaluate(0)
+        if node.else_case is not None and _is_no_op(node.else_case):
+            return node.replace(else_case=None)
+        return node
+    if isinstance(node, S.BufferStore) and isinstance(node.value, E.BufferLoad) \
+            and node.value.buffer is node.buffer \
+            and structural_equal(list(node.value.indices), list(node.indices)):
+        return S.Evaluate(0)
+    return node
+
+
+def remove_no_op(func: PrimFunc) -> PrimFunc:
+    """``func`` without the statements that do nothing."""
+    body = post_order_rewrite(func.body, _remove)
+    return func if body is func.body else func.replace(body=body)
+
+
+def RemoveNoOp() -> FunctionPass:  # noqa: N802 - TVM's name
+    """The pass dropping statements that do nothing, as ``tvm.tir.transform.RemoveNoOp``.
+
+    >>> import mlckit as tvm
+    >>> from mlckit.script import tir as T
+    >>> @T.prim_func
+    ... def f(a: T.Buffer((4,), "float32")):
+    ...     for i in range(4):
+    ...         a[i] = a[i]
+    ...     a[0] = T.float32(1)
+    >>> print(tvm.tir.transform.RemoveNoOp()(tvm.IRModule({"f": f}))["f"].script())
+    # from tvm.script import tir as T
+    <BLANKLINE>
+    @T.prim_func
+    def f(a: T.Buffer((4,), "float32")):
+        a[0] = T.float32(1.0)
+    """
+    return make_pass("RemoveNoOp", remove_no_op)
