@@ -1,6 +1,7 @@
 """TensorIR: the loop-level IR of mlckit (names as in ``tvm.tir``)."""
 
-from . import dtype
+# pipeline, transform: the lowering passes (tvm.tir.transform, tvm.tir.get_tir_pipeline)
+from . import dtype, pipeline, transform
 from .buffer import Buffer, BufferRegion, MatchBufferRegion, decl_buffer
 from .expr import (
     EQ,
@@ -53,6 +54,7 @@ from .op_extern import (
     tvm_access_ptr,
     type_annotation,
 )
+from .pipeline import get_default_tir_pipeline, get_tir_pipeline, register_tir_pipeline
 from .schedule import BlockRV, ExprRV, LoopRV, Schedule, ScheduleError, Trace
 from .schedule.layout import IndexMap
 from .schedule.tensor_intrin import TensorIntrin
@@ -74,11 +76,6 @@ from .stmt import (
     While,
     stmt_seq,
 )
-
-
-# the lowering passes and their pipeline (tvm.tir.transform, tvm.tir.get_tir_pipeline)
-from . import pipeline, transform
-from .pipeline import get_default_tir_pipeline, get_tir_pipeline, register_tir_pipeline
 
 
 def __getattr__(name: str):

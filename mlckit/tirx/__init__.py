@@ -17,7 +17,6 @@ Example::
 """
 
 from mlckit.tir import analysis, transform
-from mlckit.tir.pipeline import get_default_tir_pipeline, get_tir_pipeline, register_tir_pipeline
 from mlckit.tir.buffer import Buffer, BufferRegion, MatchBufferRegion, decl_buffer
 from mlckit.tir.expr import (
     EQ,
@@ -104,6 +103,7 @@ from mlckit.tir.op import (
     truncdiv,
     truncmod,
 )
+from mlckit.tir.pipeline import get_default_tir_pipeline, get_tir_pipeline, register_tir_pipeline
 from mlckit.tir.schedule.layout import IndexMap
 from mlckit.tir.stmt import (
     AssertStmt,
