@@ -72,3 +72,38 @@ def test_lower_takes_a_pipeline():
 def test_lower_rejects_what_is_not_tir():
     with pytest.raises(TVMTypeError, match="PrimFunc or an IRModule"):
         tvm.lower("mm_relu")
+
+
+@T.prim_func
+def lowered_cache_write(A: T.Buffer((16, 16), "float32"), B: T.Buffer((16, 16), "float32"),
+                        C: T.Buffer((16, 16), "float32")):
+    # what TVM 0.27's pipeline gives (it prints the allocation `T.alloc_local((16,))`)
+    T.func_attr({"global_symbol": "matmul", "tir.noalias": True})
+    A_1 = T.decl_buffer((256,), data=A.data)
+    B_1 = T.decl_buffer((256,), data=B.data)
+    C_1 = T.decl_buffer((256,), data=C.data)
+    for j_0, i_0 in T.grid(2, 8):
+        C_local = T.decl_buffer((16,), scope="local")
+        for k, i_1, j_1 in T.grid(16, 2, 8):
+            if k == 0:
+                C_local[i_1 * 8 + j_1] = T.float32(0.0)
+            C_local[i_1 * 8 + j_1] = (C_local[i_1 * 8 + j_1]
+                                      + A_1[i_0 * 32 + i_1 * 16 + k] * B_1[k * 16 + j_0 * 8 + j_1])
+        for ax0, ax1 in T.grid(2, 8):
+            C_1[i_0 * 32 + ax0 * 16 + j_0 * 8 + ax1] = C_local[ax0 * 8 + ax1]
+
+
+def test_lower_of_a_cache_write_kernel_is_what_tvm_lowers_it_to():
+    import numpy as np
+
+    from mlckit.backend import lnumpy, numba_cpu
+    from tests.tir.transform.test_compact_buffer_allocation import blocked
+
+    lowered = tvm.lower(blocked())
+    tvm.ir.assert_structural_equal(lowered["matmul"], lowered_cache_write)
+    rng = np.random.default_rng(1)
+    a, b = rng.random((16, 16), dtype="float32"), rng.random((16, 16), dtype="float32")
+    for build in (lnumpy.build, lambda f: numba_cpu.build(f, cache=False)):
+        c = np.zeros((16, 16), "float32")
+        build(lowered["matmul"])(a, b, c)
+        np.testing.assert_allclose(c, a @ b, rtol=1e-5, atol=1e-5)
