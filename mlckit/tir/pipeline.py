@@ -60,7 +60,13 @@ PIPELINE_MAP = {"default": default_tir_pipeline, "s_tir": default_tir_pipeline}
 
 
 def register_tir_pipeline(name: str, pipeline_factory) -> None:
-    """Register a factory of a named TIR pipeline, as ``tvm.tir.register_tir_pipeline``."""
+    """Register a factory of a named TIR pipeline, as ``tvm.tir.register_tir_pipeline``.
+
+    Example::
+
+        tvm.tir.register_tir_pipeline("init_only", lambda: tvm.transform.Sequential(
+            [tvm.tir.transform.LowerInitBlock()]))
+    """
     PIPELINE_MAP[name] = pipeline_factory
 
 

@@ -43,7 +43,12 @@ def _convert(node):
 
 
 def convert_blocks_to_opaque(func: PrimFunc) -> PrimFunc:
-    """``func`` with every block's iterators replaced by their bindings."""
+    """``func`` with every block's iterators replaced by their bindings.
+
+    Example::
+
+        func = convert_blocks_to_opaque(lower_init_block(mod["mm_relu"]))
+    """
     body = post_order_rewrite(func.body, _convert)
     return func if body is func.body else func.replace(body=body)
 

@@ -96,7 +96,12 @@ class _Flattener:
 
 
 def flatten_buffer(func: PrimFunc) -> PrimFunc:
-    """``func`` with every buffer access flattened to one row-major offset."""
+    """``func`` with every buffer access flattened to one row-major offset.
+
+    Example::
+
+        func = flatten_buffer(lower_opaque_block(func))
+    """
     flattener = _Flattener()
     body = post_order_rewrite(func.body, flattener)
     if body is func.body:

@@ -45,7 +45,12 @@ def _lower(node):
 
 
 def lower_init_block(func: PrimFunc) -> PrimFunc:
-    """``func`` with every ``T.init()`` turned into ``if <reduction vars at start>:``."""
+    """``func`` with every ``T.init()`` turned into ``if <reduction vars at start>:``.
+
+    Example::
+
+        func = lower_init_block(mod["mm_relu"])
+    """
     body = post_order_rewrite(func.body, _lower)
     return func if body is func.body else func.replace(body=body)
 

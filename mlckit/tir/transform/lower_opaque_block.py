@@ -59,7 +59,12 @@ def _lower(node):
 
 
 def lower_opaque_block(func: PrimFunc) -> PrimFunc:
-    """``func`` without blocks (see the module's docstring)."""
+    """``func`` without blocks (see the module's docstring).
+
+    Example::
+
+        func = lower_opaque_block(convert_blocks_to_opaque(func))
+    """
     body = post_order_rewrite(func.body, _lower)
     return func if body is func.body else func.replace(body=body)
 

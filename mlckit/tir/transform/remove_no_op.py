@@ -59,7 +59,12 @@ def _remove(node):
 
 
 def remove_no_op(func: PrimFunc) -> PrimFunc:
-    """``func`` without the statements that do nothing."""
+    """``func`` without the statements that do nothing.
+
+    Example::
+
+        func = remove_no_op(simplify(func))
+    """
     body = post_order_rewrite(func.body, _remove)
     return func if body is func.body else func.replace(body=body)
 

@@ -100,7 +100,12 @@ def _changed(node, **fields):
 
 
 def simplify(func: PrimFunc) -> PrimFunc:
-    """``func`` with its expressions simplified (see the module's docstring)."""
+    """``func`` with its expressions simplified (see the module's docstring).
+
+    Example::
+
+        func = simplify(unroll_loop(func))
+    """
     body = _Simplifier().stmt(func.body)
     return func if body is func.body else func.replace(body=body)
 
@@ -128,5 +133,10 @@ def Simplify() -> FunctionPass:  # noqa: N802 - TVM's name
 
 
 def StmtSimplify() -> FunctionPass:  # noqa: N802 - TVM 0.27's name
-    """TVM 0.27's name of :func:`Simplify`."""
+    """TVM 0.27's name of :func:`Simplify`.
+
+    Example::
+
+        mod = tvm.tirx.transform.StmtSimplify()(mod)
+    """
     return make_pass("StmtSimplify", simplify)

@@ -64,7 +64,12 @@ def _unroll(node):
 
 
 def unroll_loop(func: PrimFunc) -> PrimFunc:
-    """``func`` with every ``T.unroll`` loop written out."""
+    """``func`` with every ``T.unroll`` loop written out.
+
+    Example::
+
+        func = unroll_loop(func)
+    """
     body = post_order_rewrite(func.body, _unroll)
     return func if body is func.body else func.replace(body=body)
 
