@@ -55,3 +55,31 @@ class TestStoreOfAnotherElementIsKept(tvm.testing.CompareBeforeAfter):
             A[i] = A[i + 1]
 
     expected = before
+
+
+class TestLoopThatNeverRunsIsDropped(tvm.testing.CompareBeforeAfter):
+    transform = tvm.tir.transform.RemoveNoOp()
+
+    def before(A: T.Buffer((16,), "int32"), B: T.Buffer((16,), "int32")):
+        for i in range(16):
+            for j in range(i - 20):
+                B[i] = A[i] + j
+
+    def expected(A: T.Buffer((16,), "int32"), B: T.Buffer((16,), "int32")):
+        T.evaluate(0)
+
+
+class TestEmptyThenBecomesANegatedCondition(tvm.testing.CompareBeforeAfter):
+    transform = tvm.tir.transform.RemoveNoOp()
+
+    def before(A: T.Buffer((16,), "int32")):
+        for i in range(16):
+            if i < 8:
+                T.evaluate(0)
+            else:
+                A[i] = 42
+
+    def expected(A: T.Buffer((16,), "int32")):
+        for i in range(16):
+            if not (i < 8):
+                A[i] = 42
