@@ -3,7 +3,7 @@
 Each ``Name()`` returns a pass over every PrimFunc of an IRModule (``pass(mod) -> mod``), as
 in TVM; the function ``name(func)`` beside it rewrites one PrimFunc.  In TVM's pipeline order
 (:mod:`mlckit.tir.pipeline`): LowerInitBlock, ConvertBlocksToOpaque, CompactBufferAllocation,
-Simplify, LowerOpaqueBlock, FlattenBuffer, UnrollLoop, Simplify, RemoveNoOp.
+LowerMatchBuffer, Simplify, LowerOpaqueBlock, FlattenBuffer, UnrollLoop, Simplify, RemoveNoOp.
 
 Example::
 
@@ -15,6 +15,7 @@ from .compact_buffer_allocation import CompactBufferAllocation, compact_buffer_a
 from .convert_blocks_to_opaque import ConvertBlocksToOpaque, convert_blocks_to_opaque
 from .flatten_buffer import FlattenBuffer, flatten_buffer
 from .lower_init_block import LowerInitBlock, lower_init_block
+from .lower_match_buffer import LowerMatchBuffer, lower_match_buffer
 from .lower_opaque_block import LowerOpaqueBlock, lower_opaque_block
 from .remove_no_op import RemoveNoOp, remove_no_op
 from .simplify import Simplify, StmtSimplify, simplify
@@ -25,6 +26,7 @@ __all__ = [
     "ConvertBlocksToOpaque",
     "FlattenBuffer",
     "LowerInitBlock",
+    "LowerMatchBuffer",
     "LowerOpaqueBlock",
     "RemoveNoOp",
     "Simplify",
@@ -34,6 +36,7 @@ __all__ = [
     "convert_blocks_to_opaque",
     "flatten_buffer",
     "lower_init_block",
+    "lower_match_buffer",
     "lower_opaque_block",
     "prim_func_pass",
     "remove_no_op",
