@@ -40,3 +40,14 @@ def test_registered_pipeline_is_found_by_name():
         assert [p.info.name for p in tvm.tir.get_tir_pipeline("init_only")] == ["LowerInitBlock"]
     finally:
         tvm.tir.pipeline.PIPELINE_MAP.pop("init_only")
+
+
+def test_tvm_027_names_find_the_same_passes():
+    # TVM 0.27 keeps the block-level passes in s_tir.transform, the rest in tirx.transform
+    from mlckit import s_tir
+
+    for name in ["LowerInitBlock", "ConvertBlocksToOpaque", "CompactBufferAllocation",
+                 "LowerMatchBuffer", "StmtSimplify", "LowerOpaqueBlock"]:
+        assert getattr(s_tir.transform, name)().info.name == name
+    for name in ["FlattenBuffer", "UnrollLoop", "StmtSimplify", "RemoveNoOp"]:
+        assert getattr(tvm.tirx.transform, name)().info.name == name
