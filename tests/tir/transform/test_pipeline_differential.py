@@ -12,7 +12,6 @@ from hypothesis import strategies as st
 import mlckit as tvm
 from mlckit.backend import lnumpy
 from mlckit.script import from_source
-
 from tests.backend.random_kernels import elementwise_cases, random_inputs, reduction_cases
 from tests.backend.test_differential import _schedule, matmul_schedules
 
