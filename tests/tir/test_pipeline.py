@@ -51,3 +51,37 @@ def test_tvm_027_names_find_the_same_passes():
         assert getattr(s_tir.transform, name)().info.name == name
     for name in ["FlattenBuffer", "UnrollLoop", "StmtSimplify", "RemoveNoOp"]:
         assert getattr(tvm.tirx.transform, name)().info.name == name
+
+
+def test_compile_with_the_tir_pipeline_runs_the_lowered_kernels():
+    import numpy as np
+
+    from mlckit import relax
+    from mlckit.script import ir as I
+    from mlckit.script import relax as R
+
+    @I.ir_module
+    class MLP:
+        @R.function
+        def main(x: R.Tensor((2, 4), "float32"), w: R.Tensor((4, 3), "float32")):
+            with R.dataflow():
+                y = R.nn.relu(R.matmul(x, w))
+                R.output(y)
+            return y
+
+    built = []
+
+    @tvm.transform.module_pass(opt_level=0, name="Record")
+    def record(mod, ctx):
+        built.extend(f.script() for f in mod.functions.values())
+        return mod
+
+    pipeline = tvm.transform.Sequential([tvm.tir.get_tir_pipeline(), record])
+    ex = tvm.compile(MLP, "llvm", tir_pipeline=pipeline)
+    assert built and all("T.block" not in text for text in built)
+    rng = np.random.default_rng(0)
+    x = rng.random((2, 4), dtype="float32") - 0.5
+    w = rng.random((4, 3), dtype="float32") - 0.5
+    out = relax.VirtualMachine(ex, tvm.cpu())["main"](tvm.runtime.tensor(x),
+                                                      tvm.runtime.tensor(w))
+    np.testing.assert_allclose(out.numpy(), np.maximum(x @ w, 0), rtol=1e-5, atol=1e-6)
