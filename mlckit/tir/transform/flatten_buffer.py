@@ -12,7 +12,9 @@ the same data, declared at its top (``C_1 = T.decl_buffer((16384,), data=C.data)
 prints ``C_1 = C.view(16384)``).  Offsets
 are simplified (``arith.Analyzer``).  Buffers with explicit strides use them; buffers
 with ``axis_separators`` are rejected (TVM flattens them to several axes: not supported).
-Blocks must be gone: run ``LowerOpaqueBlock`` first.
+Inside an opaque block (after ``ConvertBlocksToOpaque``) its allocations and the regions it
+reads and writes are flattened too (a region becomes the span from its first element to its
+last); a block with iterators is rejected.
 
 Example::
 
@@ -26,7 +28,7 @@ from mlckit.error import TVMError
 from mlckit.ir.transform import FunctionPass
 from mlckit.tir import expr as E
 from mlckit.tir import stmt as S
-from mlckit.tir.buffer import Buffer
+from mlckit.tir.buffer import Buffer, BufferRegion
 from mlckit.tir.function import PrimFunc
 
 from ._pass import make_pass, post_order_rewrite
@@ -73,10 +75,26 @@ class _Flattener:
                 off = off * extent + idx
         return [self.analyzer.simplify(off)]
 
+    def region(self, region: BufferRegion) -> BufferRegion:
+        flat = self.buffer(region.buffer)
+        if flat is region.buffer:
+            return region
+        first = self.offset(region.buffer, [r.min for r in region.region])[0]
+        last = self.offset(region.buffer, [r.min + r.extent - 1 for r in region.region])[0]
+        return BufferRegion(flat, [E.Range(first, self.analyzer.simplify(last - first + 1))])
+
     def __call__(self, node):
         if isinstance(node, S.Block):
-            raise TVMError(f"FlattenBuffer: block {node.name_hint!r} is still there; run "
-                           "tir.transform.LowerOpaqueBlock() first")
+            if node.iter_vars:
+                raise TVMError(f"FlattenBuffer: block {node.name_hint!r} has iterators; run "
+                               "tir.transform.ConvertBlocksToOpaque() first")
+            allocs = [self.buffer(b) for b in node.alloc_buffers]
+            reads = [self.region(r) for r in node.reads]
+            writes = [self.region(r) for r in node.writes]
+            if all(a is b for a, b in zip(allocs + reads + writes,
+                                          node.alloc_buffers + node.reads + node.writes)):
+                return node
+            return node.replace(alloc_buffers=allocs, reads=reads, writes=writes)
         if isinstance(node, E.BufferLoad):
             flat = self.buffer(node.buffer)
             if flat is node.buffer:
@@ -108,10 +126,13 @@ def flatten_buffer(func: PrimFunc) -> PrimFunc:
         return func
     # the parameters keep their shapes; the body reads them through flat views, declared
     # first (TVM 0.27 prints these `A_1 = A.view(16384)`)
-    for buf in reversed(list((func.buffer_map or {}).values())):
-        flat = flattener.flat.get(id(buf))
-        if flat is not None:
-            body = S.DeclBuffer(flat, body)
+    views = [flattener.flat[id(b)] for b in (func.buffer_map or {}).values()
+             if id(b) in flattener.flat]
+    root = body.block if isinstance(body, S.BlockRealize) else None
+    inner = root.body if root is not None else body  # inside a root block, as TVMScript puts it
+    for flat in reversed(views):
+        inner = S.DeclBuffer(flat, inner)
+    body = body.replace(block=root.replace(body=inner)) if root is not None else inner
     return func.replace(body=body)
 
 

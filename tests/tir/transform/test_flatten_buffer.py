@@ -54,6 +54,42 @@ def test_one_dimensional_buffers_are_left_alone():
     assert tvm.tir.transform.FlattenBuffer()(mod)["f"] is f
 
 
-def test_blocks_must_be_lowered_first():
-    with pytest.raises(TVMError, match="LowerOpaqueBlock"):
+def test_blocks_with_iterators_must_be_made_opaque_first():
+    with pytest.raises(TVMError, match="ConvertBlocksToOpaque"):
         tvm.tir.transform.FlattenBuffer()(plain())
+
+
+def test_an_opaque_block_gets_flat_allocations_and_regions():
+    @T.prim_func
+    def before(A: T.Buffer((4, 8), "float32")):
+        T.func_attr({"global_symbol": "f"})
+        for _ in range(1):
+            with T.block("outer"):
+                T.reads(A[0:4, 0:8])
+                T.writes()
+                B = T.alloc_buffer((4, 8))
+                for i in range(4):
+                    with T.block("row"):
+                        T.reads(A[i, 0:8])
+                        T.writes(B[i, 0:8])
+                        for j in range(8):
+                            B[i, j] = A[i, j]
+
+    @T.prim_func
+    def expected(A: T.Buffer((4, 8), "float32")):
+        T.func_attr({"global_symbol": "f"})
+        A_1 = T.decl_buffer((32,), data=A.data)
+        for _ in range(1):
+            with T.block("outer"):
+                T.reads(A_1[0:32])
+                T.writes()
+                B = T.alloc_buffer((32,))
+                for i in range(4):
+                    with T.block("row"):
+                        T.reads(A_1[i * 8:i * 8 + 8])
+                        T.writes(B[i * 8:i * 8 + 8])
+                        for j in range(8):
+                            B[i * 8 + j] = A_1[i * 8 + j]
+
+    after = tvm.tir.transform.FlattenBuffer()(tvm.IRModule({"f": before}))
+    tvm.ir.assert_structural_equal(after["f"], expected)
