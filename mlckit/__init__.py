@@ -24,7 +24,7 @@ from . import (
     topi,
     transform,
 )
-from .driver import build, compile
+from .driver import build, compile, lower
 from .error import TVMError
 from .ffi import get_global_func, register_func, register_global_func
 from .ffi.views import add_view_loader as _add_view_loader

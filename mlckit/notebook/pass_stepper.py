@@ -22,7 +22,7 @@ import time
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
-from mlckit.error import TVMError, TVMIndexError, TVMTypeError
+from mlckit.error import TVMError, TVMIndexError, TVMTypeError, TVMValueError
 from mlckit.instrument import PassInstrument
 from mlckit.ir.module import IRModule
 from mlckit.ir.transform import Pass, PassContext, Sequential
@@ -141,7 +141,14 @@ def _graph_side(title: str, mod: IRModule, func: str | None) -> str:
     return f'<div style="flex:1 1 0;min-width:0;overflow-x:auto">{head}{body}</div>'
 
 
-def _as_pipeline(passes) -> Pass:
+def _as_pipeline(passes, pipeline: str | None = None) -> Pass:
+    if pipeline not in (None, "relax", "tir"):
+        raise TVMValueError(f"PassStepper: pipeline must be \"relax\" or \"tir\", got "
+                            f"{pipeline!r}")
+    if passes is None and pipeline == "tir":
+        from mlckit.tir.pipeline import get_tir_pipeline
+
+        return get_tir_pipeline("default")
     if passes is None:
         from mlckit.relax.build import vm_lowering_pipeline
 
@@ -158,7 +165,8 @@ class PassStepper:
     """Step through the passes of a pipeline applied to ``mod``.
 
     ``passes``: a pass (a ``Sequential`` is flattened), a list of passes, or None for the
-    build pipeline (``relax.vm_lowering_pipeline()``).  They run once, now, under the current
+    build pipeline (``relax.vm_lowering_pipeline()``; with ``pipeline="tir"`` the TIR
+    lowering pipeline, ``tir.get_tir_pipeline()``, and ``mod`` may be a PrimFunc).  They run once, now, under the current
     ``PassContext``'s settings; ``result`` is the final module.  ``steps[i]`` is a
     :class:`PassStep`; ``diff(i)`` its unified diff; ``changed_steps`` the steps that
     changed the IR.  Display it in a notebook (or call ``view()``) to step with a slider.
@@ -168,17 +176,23 @@ class PassStepper:
         stepper = PassStepper(MyModule)
         stepper.steps[0].name          # 'ToNonDataflow' (or 'LegalizeOps' when it exists)
         print(stepper.diff(0))
+        tir = PassStepper(mm_relu, pipeline="tir")   # LowerInitBlock, ConvertBlocksToOpaque ...
+        print(tir.summary(fold=True))
     """
 
-    def __init__(self, mod, passes=None):
+    def __init__(self, mod, passes=None, pipeline: str | None = None):
         if not isinstance(mod, IRModule):
             from mlckit.relax.expr import Function
+            from mlckit.tir.function import PrimFunc
 
-            if not isinstance(mod, Function):
+            if isinstance(mod, PrimFunc):
+                mod = IRModule({str((mod.attrs or {}).get("global_symbol", "main")): mod})
+            elif isinstance(mod, Function):
+                mod = IRModule({"main": mod})
+            else:
                 raise TVMTypeError(f"PassStepper expects an IRModule, got {type(mod).__name__}")
-            mod = IRModule({"main": mod})
         self.module = mod
-        self.pipeline = _as_pipeline(passes)
+        self.pipeline = _as_pipeline(passes, pipeline)
         recorder = RecordPasses()
         outer = PassContext.current()
         ctx = PassContext(opt_level=outer.opt_level, required_pass=outer.required_pass,
@@ -279,15 +293,26 @@ class PassStepper:
         return self.diff_html(i, mode, func=func)
 
     # -- text form --------------------------------------------------------------------
-    def summary(self) -> str:
-        """One line per pass: ``*`` when it changed the IR, its index, name and time."""
+    def summary(self, fold: bool = False) -> str:
+        """One line per pass: ``*`` when it changed the IR, its index, name and time;
+        ``fold``: each run of passes that changed nothing folded into one line, as Compiler
+        Explorer does."""
         width = max((len(s.name) for s in self.steps), default=4)
         lines = [f"PassStepper: {len(self.steps)} pass(es), {len(self.changed_steps)} changed "
                  f"the IR, {self.total_seconds * 1e3:.2f} ms in all"]
+        unchanged: list[str] = []
         for s in self.steps:
+            if fold and not s.changed:
+                unchanged.append(s.name)
+                continue
+            if unchanged:
+                lines.append(f"        ({len(unchanged)} unchanged: {', '.join(unchanged)})")
+                unchanged = []
             mark = "*" if s.changed else " "
             # the time unpadded: stored notebook outputs mask it, so its width must not move
             lines.append(f"  {mark} {s.index:>2}  {s.name:<{width}}  {s.seconds * 1e3:.3f} ms")
+        if unchanged:
+            lines.append(f"        ({len(unchanged)} unchanged: {', '.join(unchanged)})")
         return "\n".join(lines)
 
     def __repr__(self) -> str:

@@ -5,8 +5,17 @@ Example::
 
     from mlckit import s_tir
     func = s_tir.transform.CompactBufferAllocation(sch.mod["main"])
+    mod = s_tir.transform.LowerInitBlock()(mod)
 """
 
-from mlckit.tir.transform import CompactBufferAllocation
+from mlckit.tir.transform import (
+    CompactBufferAllocation,
+    ConvertBlocksToOpaque,
+    LowerInitBlock,
+    LowerMatchBuffer,
+    LowerOpaqueBlock,
+    StmtSimplify,
+)
 
-__all__ = ["CompactBufferAllocation"]
+__all__ = ["CompactBufferAllocation", "ConvertBlocksToOpaque", "LowerInitBlock",
+           "LowerMatchBuffer", "LowerOpaqueBlock", "StmtSimplify"]

@@ -1,6 +1,7 @@
 """TensorIR: the loop-level IR of mlckit (names as in ``tvm.tir``)."""
 
-from . import dtype
+# pipeline, transform: the lowering passes (tvm.tir.transform, tvm.tir.get_tir_pipeline)
+from . import dtype, pipeline, transform
 from .buffer import Buffer, BufferRegion, MatchBufferRegion, decl_buffer
 from .expr import (
     EQ,
@@ -53,6 +54,7 @@ from .op_extern import (
     tvm_access_ptr,
     type_annotation,
 )
+from .pipeline import get_default_tir_pipeline, get_tir_pipeline, register_tir_pipeline
 from .schedule import BlockRV, ExprRV, LoopRV, Schedule, ScheduleError, Trace
 from .schedule.layout import IndexMap
 from .schedule.tensor_intrin import TensorIntrin
@@ -82,3 +84,4 @@ def __getattr__(name: str):
 
     raise AttributeError(f"module 'mlckit.tir' has no attribute {name!r}"
                          + did_you_mean(name, globals()))
+

@@ -242,6 +242,9 @@ class Allocate(Stmt):
 
     _def_fields = ("buffer_var",)
 
+    def __post_init__(self):
+        self.annotations = dict(self.annotations or {})  # as TVM: always a map, maybe empty
+
 
 @node
 class DeclBuffer(Stmt):

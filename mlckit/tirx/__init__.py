@@ -103,6 +103,7 @@ from mlckit.tir.op import (
     truncdiv,
     truncmod,
 )
+from mlckit.tir.pipeline import get_default_tir_pipeline, get_tir_pipeline, register_tir_pipeline
 from mlckit.tir.schedule.layout import IndexMap
 from mlckit.tir.stmt import (
     AssertStmt,

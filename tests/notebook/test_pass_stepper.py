@@ -5,7 +5,7 @@ import difflib
 import pytest
 
 from mlckit import relax
-from mlckit.error import TVMIndexError, TVMTypeError
+from mlckit.error import TVMIndexError, TVMTypeError, TVMValueError
 from mlckit.instrument import PassTimingInstrument
 from mlckit.ir import IRModule, assert_structural_equal
 from mlckit.notebook import PassStepper
@@ -132,3 +132,37 @@ def test_wrong_inputs_are_tvm_type_errors(mlp):
         PassStepper("not a module")
     with pytest.raises(TVMTypeError, match="a pass, a list of passes or None"):
         PassStepper(mlp, 42)
+
+
+# -- the TIR lowering pipeline ------------------------------------------------------------------
+def test_tir_pipeline_steps_through_the_lowering_passes_of_a_prim_func():
+    from tests.tir.transform._mm import mm_relu
+
+    stepper = PassStepper(mm_relu, pipeline="tir")
+    assert [s.name for s in stepper.steps] == [
+        "LowerInitBlock", "ConvertBlocksToOpaque", "CompactBufferAllocation",
+        "LowerMatchBuffer", "Simplify",
+        "LowerOpaqueBlock", "FlattenBuffer", "UnrollLoop", "Simplify", "RemoveNoOp"]
+    init = stepper.steps[0].diff()
+    assert "-                with T.init():\n+                if vk == 0:\n" in init
+    assert "T.block" not in stepper.steps[-1].after
+
+
+def test_tir_summary_folds_the_passes_that_changed_nothing():
+    from tests.tir.transform._mm import mm_relu
+
+    folded = PassStepper(mm_relu, pipeline="tir").summary(fold=True).splitlines()
+    # mm_relu's Y is used whole at the root, no views: nothing to compact, simplify, unroll...
+    assert folded[1:] == [
+        folded[1], folded[2],
+        "        (3 unchanged: CompactBufferAllocation, LowerMatchBuffer, Simplify)",
+        folded[4], folded[5],
+        "        (3 unchanged: UnrollLoop, Simplify, RemoveNoOp)"]
+    assert "LowerInitBlock" in folded[1] and "FlattenBuffer" in folded[5]
+
+
+def test_unknown_pipeline_name_is_rejected():
+    from tests.tir.transform._mm import mm_relu
+
+    with pytest.raises(TVMValueError, match='"relax" or "tir"'):
+        PassStepper(mm_relu, pipeline="llvm")

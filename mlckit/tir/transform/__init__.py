@@ -1,7 +1,45 @@
-"""TIR passes (``tvm.tir.transform``): functions PrimFunc -> PrimFunc, one module each."""
+"""TIR passes (``tvm.tir.transform``): TVM's lowering passes by TVM's names, one module each.
 
-from .compact_buffer_allocation import compact_buffer_allocation
+Each ``Name()`` returns a pass over every PrimFunc of an IRModule (``pass(mod) -> mod``), as
+in TVM; the function ``name(func)`` beside it rewrites one PrimFunc.  In TVM's pipeline order
+(:mod:`mlckit.tir.pipeline`): LowerInitBlock, ConvertBlocksToOpaque, CompactBufferAllocation,
+LowerMatchBuffer, Simplify, LowerOpaqueBlock, FlattenBuffer, UnrollLoop, Simplify, RemoveNoOp.
 
-CompactBufferAllocation = compact_buffer_allocation
+Example::
 
-__all__ = ["CompactBufferAllocation", "compact_buffer_allocation"]
+    mod = tvm.tir.transform.LowerInitBlock()(mod)
+"""
+
+from ._pass import prim_func_pass
+from .compact_buffer_allocation import CompactBufferAllocation, compact_buffer_allocation
+from .convert_blocks_to_opaque import ConvertBlocksToOpaque, convert_blocks_to_opaque
+from .flatten_buffer import FlattenBuffer, flatten_buffer
+from .lower_init_block import LowerInitBlock, lower_init_block
+from .lower_match_buffer import LowerMatchBuffer, lower_match_buffer
+from .lower_opaque_block import LowerOpaqueBlock, lower_opaque_block
+from .remove_no_op import RemoveNoOp, remove_no_op
+from .simplify import Simplify, StmtSimplify, simplify
+from .unroll_loop import UnrollLoop, unroll_loop
+
+__all__ = [
+    "CompactBufferAllocation",
+    "ConvertBlocksToOpaque",
+    "FlattenBuffer",
+    "LowerInitBlock",
+    "LowerMatchBuffer",
+    "LowerOpaqueBlock",
+    "RemoveNoOp",
+    "Simplify",
+    "StmtSimplify",
+    "UnrollLoop",
+    "compact_buffer_allocation",
+    "convert_blocks_to_opaque",
+    "flatten_buffer",
+    "lower_init_block",
+    "lower_match_buffer",
+    "lower_opaque_block",
+    "prim_func_pass",
+    "remove_no_op",
+    "simplify",
+    "unroll_loop",
+]

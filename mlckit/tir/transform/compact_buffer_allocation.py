@@ -69,7 +69,9 @@ from mlckit.tir.expr import BufferLoad, PrimExpr, Range
 from mlckit.tir.expr_functor import load_with, map_loads
 from mlckit.tir.function import PrimFunc
 
-__all__ = ["compact_buffer_allocation"]
+from ._pass import make_pass
+
+__all__ = ["CompactBufferAllocation", "compact_buffer_allocation"]
 
 
 def compact_buffer_allocation(func: PrimFunc, gpu: bool = False) -> PrimFunc:
@@ -110,6 +112,24 @@ def compact_buffer_allocation(func: PrimFunc, gpu: bool = False) -> PrimFunc:
     params = [b for b in func.buffer_map.values()] if func.buffer_map else []
     body = _Rewriter(plans, params).stmt(func.body)
     return func.replace(body=body)
+
+
+def CompactBufferAllocation(is_strict: bool | PrimFunc = True):  # noqa: N802 - TVM's name
+    """The pass shrinking each allocated buffer to the region one iteration of its LCA uses,
+    as ``tvm.tir.transform.CompactBufferAllocation(is_strict=True)``.
+
+    Given a PrimFunc instead of ``is_strict`` (mlckit's earlier spelling), it returns the
+    compacted PrimFunc.  Unlike TVM's, this pass also moves the allocation to the LCA
+    (TVM leaves that to ``PlanAndUpdateBufferAllocationLocation``).
+
+    >>> import mlckit as tvm
+    >>> p = tvm.tir.transform.CompactBufferAllocation()
+    >>> p.info.name
+    'CompactBufferAllocation'
+    """
+    if isinstance(is_strict, PrimFunc):
+        return compact_buffer_allocation(is_strict)
+    return make_pass("CompactBufferAllocation", compact_buffer_allocation)
 
 
 # -- analysis ---------------------------------------------------------------------------------
