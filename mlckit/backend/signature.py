@@ -16,6 +16,15 @@ from __future__ import annotations
 import numpy as np
 
 from mlckit.error import TVMError
+from mlckit.runtime.arguments import (  # noqa: F401 - one wording, re-exported
+    compact_copy,
+    dim_detail,
+    dtype_detail,
+    layout_text,
+    mismatch,
+    ndim_detail,
+    view_copy_layout,
+)
 from mlckit.tir import dtype as dt
 from mlckit.tir.expr import (
     Add,
@@ -53,35 +62,6 @@ class ArgumentError(TVMError, TypeError, ValueError):
     ...     print(err)
     copy(): argument 2 (b) does not match its buffer T.Buffer((4,), "float32"): dimension 0 is 3, expected 4 (its shape is (3,))
     """
-
-
-# -- the one wording of an argument check (built kernels and the VM) --------------------------
-def mismatch(who: str, expected: str, detail: str) -> str:
-    """``<who> does not match <expected>: <detail>``, as both a built kernel and the VM say it.
-
-    Example::
-
-        mismatch("main(): argument 1 (A)", 'its buffer T.Buffer((4,), "float32")',
-                 dtype_detail("float32", "float64"))
-    """
-    return f"{who} does not match {expected}: {detail}"
-
-
-def ndim_detail(expected: int, shape) -> str:
-    """``expected 2 dimensions, got 1 (its shape is (4,))``."""
-    return (f"expected {expected} dimension{'s' if expected != 1 else ''}, got {len(shape)} "
-            f"(its shape is {tuple(int(d) for d in shape)})")
-
-
-def dtype_detail(expected, got) -> str:
-    """``expected dtype float32, got float64``."""
-    return f"expected dtype {expected}, got {got}"
-
-
-def dim_detail(axis: int, got: int, expected, shape=None) -> str:
-    """``dimension 1 is 785, expected 784 (its shape is (3, 785))``."""
-    note = f" (its shape is {tuple(int(d) for d in shape)})" if shape is not None else ""
-    return f"dimension {axis} is {got}, expected {expected}{note}"
 
 
 def _buffer_text(buf) -> str:
@@ -234,7 +214,7 @@ class Signature:
                     where, _buffer_text(buf), dtype_detail(buf.dtype, arr.dtype)
                     + f" (convert it with .astype('{buf.dtype}'))"))
             if k in self.written and not arr.flags.writeable:
-                layout = _view_copy_layout(arr)
+                layout = view_copy_layout(arr)
                 if layout is not None:
                     raise ArgumentError(
                         f"{where} was given to the VM as {layout} of shape "
@@ -279,7 +259,7 @@ class Signature:
         kernel writes (the result would go into the copy, not into the caller's array)."""
         if k in self.written:
             raise ArgumentError(
-                f"{where} is {_layout_text(arr)}, not a compact (C-contiguous) array, but "
+                f"{where} is {layout_text(arr)}, not a compact (C-contiguous) array, but "
                 f"{self.name} writes its result into {pname}: the result would go into a "
                 f"copy, not into your array.  Pass a compact array (np.empty(...), or "
                 f"np.ascontiguousarray(...)) and copy the result into the view afterwards")
@@ -302,36 +282,6 @@ class Signature:
                                     f"{var.dtype} ([{info.min}, {info.max}])")
             return int(value)
         raise ArgumentError(f"{where} must be a {var.dtype} scalar, got {type(value).__name__}")
-
-
-# Copies the VM made of views it was given (id -> (weak reference, what the view was)):
-# read-only, so that a kernel writing one is refused instead of writing a copy silently.
-_VIEW_COPIES: dict = {}
-
-
-def compact_copy(view: np.ndarray) -> np.ndarray:
-    """A read-only C-contiguous copy of ``view`` for a VM argument (TVM's kernels refuse
-    non-compact arrays; the VM copies an input once).  A kernel that would write it — an
-    in-place call — is refused with a message naming the view, not run on the copy.
-
-    Example::
-
-        x = compact_copy(a[:, ::2])        # x.flags.writeable is False
-    """
-    import weakref
-
-    copy = np.ascontiguousarray(view)
-    copy.flags.writeable = False
-    key = id(copy)
-    _VIEW_COPIES[key] = (weakref.ref(copy, lambda _r: _VIEW_COPIES.pop(key, None)),
-                         _layout_text(view))
-    return copy
-
-
-def _view_copy_layout(arr) -> str | None:
-    """What kind of view ``arr`` was copied from by ``compact_copy``, or None."""
-    found = _VIEW_COPIES.get(id(arr))
-    return found[1] if found is not None and found[0]() is arr else None
 
 
 def written_params(func: PrimFunc) -> set[int]:
@@ -370,22 +320,6 @@ def written_params(func: PrimFunc) -> set[int]:
                 changed = True
     return {k for k, p in enumerate(func.params)
             if (buf := func.buffer_map.get(p)) is not None and any(same(buf, b) for b in stored)}
-
-
-def _layout_text(arr: np.ndarray) -> str:
-    """What kind of view a non-contiguous ``arr`` is, in words."""
-    strides = tuple(int(s) for s in arr.strides)
-    if any(s == 0 for s, n in zip(strides, arr.shape) if n > 1):
-        kind = "a broadcast view (a stride of 0)"
-    elif any(s < 0 for s in strides):
-        kind = "a reversed view (a negative stride)"
-    elif arr.flags.f_contiguous:
-        kind = "a Fortran-order (column-major) array, a transpose for example"
-    elif arr.ndim >= 2 and abs(strides[-1]) > abs(strides[0]):
-        kind = "a transposed view"
-    else:
-        kind = "a strided view (a slice with a step)"
-    return f"{kind} with strides {strides}"
 
 
 def _np_scalar(dtype: str, value):

@@ -19,9 +19,9 @@ import sys
 
 import numpy as np
 
-from mlckit.backend.signature import dim_detail, dtype_detail, mismatch, ndim_detail
 from mlckit.error import TVMValueError
 from mlckit.ffi.registry import register_func
+from mlckit.runtime.arguments import dim_detail, dtype_detail, mismatch, ndim_detail
 
 from ..ndarray import aligned_empty
 from .executable import DataType, ShapeTuple
@@ -93,7 +93,7 @@ class _Ctx:
     def fail(self, detail: str):
         if not self.text:
             raise VMStructInfoError(detail)
-        # worded as a built kernel's argument check (backend.signature.mismatch)
+        # worded as a built kernel's argument check (runtime.arguments.mismatch)
         raise VMStructInfoError(mismatch(f"{self.fn}: {self.what}", f"its annotation {self.ann}",
                                          detail))
 

@@ -26,10 +26,10 @@ from typing import Any
 
 import numpy as np
 
-from mlckit.backend.signature import compact_copy
 from mlckit.error import TVMError
 from mlckit.ffi.registry import get_global_func, missing_message
 from mlckit.ffi.views import html_view
+from mlckit.runtime.arguments import compact_copy
 from mlckit.runtime.module import time_evaluator
 
 from . import builtins as _builtins  # noqa: F401 - registers vm.builtin.*
