@@ -18,9 +18,9 @@ Example::
 from __future__ import annotations
 
 from . import chapters as _chapters  # noqa: F401 - registers every exercise
-from .exercise import Exercise, Hint, Speed
+from .exercise import STRICT_ENV, Exercise, ExerciseNotSolved, Hint, Speed
 from .feedback import Feedback, Section
 from .registry import CHAPTERS, all_exercises, chapter, chapters, get, register
 
-__all__ = ["CHAPTERS", "Exercise", "Feedback", "Hint", "Section", "Speed", "all_exercises",
+__all__ = ["CHAPTERS", "STRICT_ENV", "Exercise", "ExerciseNotSolved", "Feedback", "Hint", "Section", "Speed", "all_exercises",
            "chapter", "chapters", "get", "register"]

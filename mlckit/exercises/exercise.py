@@ -11,6 +11,7 @@ Example::
 from __future__ import annotations
 
 import html
+import os
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -22,6 +23,23 @@ from mlckit.error import TVMError
 from .feedback import Feedback, gpu_access_view
 from .kinds import KINDS, program
 from .source import describe_error, run_source, unanswered_line
+
+STRICT_ENV = "MLCKIT_EXERCISES_STRICT"
+
+
+class ExerciseNotSolved(TVMError, AssertionError):
+    """A check in solutions mode (``MLCKIT_EXERCISES_STRICT=1``) whose answer is not correct.
+
+    >>> import os
+    >>> from mlckit import exercises
+    >>> os.environ["MLCKIT_EXERCISES_STRICT"] = "1"
+    >>> try:
+    ...     exercises.get("tensorir.add").check(None)
+    ... except ExerciseNotSolved as err:
+    ...     print(str(err).splitlines()[0])
+    solutions mode (MLCKIT_EXERCISES_STRICT=1): … tensorir.add: not answered yet (`add` holds no answer yet: put yours there)
+    >>> del os.environ["MLCKIT_EXERCISES_STRICT"]
+    """
 
 __all__ = ["Exercise", "Hint", "Speed"]
 
@@ -184,7 +202,17 @@ class Exercise:
         return None
 
     def check(self, answer) -> Feedback:
-        """Feedback on ``answer``: never raises for anything the answer does."""
+        """Feedback on ``answer``: never raises for anything the answer does.
+
+        In solutions mode (the environment variable ``MLCKIT_EXERCISES_STRICT=1``, set when
+        the instructor notebooks run under nbval) an answer that is not correct raises
+        :class:`ExerciseNotSolved` instead, so that the notebook run fails on it."""
+        fb = self._feedback(answer)
+        if os.environ.get(STRICT_ENV) == "1" and fb.status != "correct":
+            raise ExerciseNotSolved(f"solutions mode ({STRICT_ENV}=1): {fb}")
+        return fb
+
+    def _feedback(self, answer) -> Feedback:
         fb = Feedback(self.name)
         note = self._unanswered(answer)
         if note:
