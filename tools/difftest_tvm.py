@@ -27,8 +27,10 @@ spelling (TVM 0.27: ``tirx``, ``@T.prim_func(s_tir=True)``, ``T.sblock``,
   tolerance (and mlckit's also against the unscheduled kernel);
 - crashes: an exception from mlckit that is not a ``TVMError`` is always a bug.
 
-It prints one summary line, e.g. ``2000 cases: 1983 agree (99.2%), accept/reject differs 7,
-script differs 6, numbers differ 0, mlckit crashes 4`` and writes every difference to
+It prints one summary line, e.g. ``2000 cases: 1900 agree (95.0%), TVM crashes internally
+(mlckit right) 18, TVM's numbers wrong (mlckit refuses or right) 32; real differences 50:
+accept/reject differs 10, script differs 40, numbers differ 0, mlckit crashes 0`` (each case
+counted once, where its fault lies: see ``classify``) and writes every difference to
 ``<report>.json`` and a grouped ``<report>.md`` for triage.  ``--only ID[,ID]`` re-runs
 chosen cases (same seed) and ``--show`` prints their steps and both scripts.
 
@@ -428,7 +430,8 @@ def compare(m, t):
     for i, (a, b) in enumerate(zip(mo, to)):
         if (a == "ok") != (b == "ok") and a != "crash":
             entry = {"kind": "accept_reject", "step": i, "op": m["steps"][i]["op"],
-                     "mlckit": m["outcomes"][i], "tvm": t["outcomes"][i]}
+                     "mlckit": m["outcomes"][i], "tvm": t["outcomes"][i],
+                     "diff": _diff(m.get("script"), from_tvm_spelling(t["script"] or ""))}
             if b == "ok" and t.get("out") and "ref" in m:
                 # where only TVM accepts: are its final numbers right?
                 tv = np.load(t["out"])
@@ -479,6 +482,51 @@ def compare(m, t):
         diffs.append({"kind": "numbers", "detail": "mlckit cannot build what TVM builds: "
                       + m["build"]})
     return diffs
+
+
+# Where the fault lies, one class a case (the first that applies).
+REAL = ("accept_reject", "script", "numbers", "crash", "tvm_failed")
+
+
+def _tvm_internal(d) -> bool:
+    """TVM refused a step with an internal check failure (not a ScheduleError)."""
+    msg = d["tvm"][1] if d["tvm"][0] == "rejected" else ""
+    return (d["mlckit"][0] == "ok" and "ScheduleError" not in msg.split(":")[0]
+            and any(k in msg for k in ("Check failed", "InternalError")))
+
+
+def classify(diffs) -> str:
+    """``agree``; ``tvm_internal``: TVM fails with an internal check where mlckit computes the
+    unscheduled kernel's numbers; ``tvm_wrong``: TVM computes wrong numbers where mlckit
+    refuses or computes the right ones; else the kind of the real difference."""
+    if not diffs:
+        return "agree"
+    kinds = {d["kind"] for d in diffs}
+    if "crash" in kinds or "numbers" in kinds:  # mlckit's own fault, whatever TVM does
+        return "crash" if "crash" in kinds else "numbers"
+    for d in diffs:
+        if d["kind"] == "accept_reject" and _tvm_internal(d):
+            return "tvm_internal"
+        if d["kind"] == "accept_reject" and d["tvm"][0] == "ok" \
+                and d.get("tvm_numbers_right") is False:
+            return "tvm_wrong"
+    if "tvm_wrong" in kinds:  # TVM's script is no reference where its numbers are wrong
+        return "tvm_wrong"
+    return next(k for k in REAL if k in kinds)
+
+
+def summary_line(counts) -> str:
+    n = sum(counts.values())
+    real = sum(counts[k] for k in REAL)
+    line = (f"{n} cases: {counts['agree']} agree ({100 * counts['agree'] / n:.1f}%), "
+            f"TVM crashes internally (mlckit right) {counts['tvm_internal']}, "
+            f"TVM's numbers wrong (mlckit refuses or right) {counts['tvm_wrong']}; "
+            f"real differences {real}: accept/reject differs {counts['accept_reject']}, "
+            f"script differs {counts['script']}, numbers differ {counts['numbers']}, "
+            f"mlckit crashes {counts['crash']}")
+    if counts["tvm_failed"]:
+        line += f", TVM failed {counts['tvm_failed']}"
+    return line
 
 
 def _diff(a, b):
@@ -543,45 +591,46 @@ def main(argv=None):
         tres.update(run_tvm(batch, args.tvm_python, work_dir, b))
         print(f"  {len(mres)} cases, {time.time() - start:.0f}s", file=sys.stderr)
 
-    counts = {"accept_reject": 0, "script": 0, "numbers": 0, "crash": 0, "tvm_failed": 0,
-              "tvm_wrong": 0}
-    report, agree = [], 0
+    counts = dict.fromkeys(("agree", "tvm_internal", "tvm_wrong", "accept_reject", "script",
+                            "numbers", "crash", "tvm_failed"), 0)
+    report = []
     for cid in ids:
         m, t = mres[cid], tres[cid]
         diffs = compare(m, t)
-        if not diffs:
-            agree += 1
+        fault = classify(diffs)
+        counts[fault] += 1
+        if fault == "agree":
             continue
-        for kind in {d["kind"] for d in diffs}:
-            counts[kind] += 1
-        entry = {"id": cid, "family": m["family"], "steps": m["steps"],
+        entry = {"id": cid, "family": m["family"], "fault": fault, "steps": m["steps"],
                  "mlckit": m["outcomes"], "tvm": t.get("outcomes"), "diffs": diffs,
                  "signatures": [_signature(d, m) for d in diffs],
                  "source": m["source"]}
         report.append(entry)
         if args.show:
-            print(json.dumps({k: entry[k] for k in ("id", "family", "steps", "signatures")}))
+            print(json.dumps({k: entry[k] for k in ("id", "family", "fault", "steps",
+                                                    "signatures")}))
             for d in diffs:
                 print(d.get("diff") or d.get("detail") or "")
-    n = len(ids)
-    line = (f"{n} cases: {agree} agree ({100 * agree / n:.1f}%), accept/reject differs "
-            f"{counts['accept_reject']}, script differs {counts['script']}, numbers differ "
-            f"{counts['numbers']}, mlckit crashes {counts['crash']}")
-    if counts["tvm_wrong"]:
-        line += f", TVM's numbers wrong (mlckit right) {counts['tvm_wrong']}"
-    if counts["tvm_failed"]:
-        line += f", TVM failed {counts['tvm_failed']}"
+    line = summary_line(counts)
     print(line)
     with open(args.report + ".json", "w") as f:
         json.dump({"summary": line, "seed": args.seed, "differences": report}, f, indent=1)
-    groups: dict[str, list[int]] = {}
+    groups: dict[tuple, list[int]] = {}
     for e in report:
         for s in e["signatures"]:
-            groups.setdefault(s, []).append(e["id"])
+            groups.setdefault((e["fault"], s), []).append(e["id"])
+    titles = {"tvm_internal": "TVM crashes internally (mlckit right)",
+              "tvm_wrong": "TVM's numbers wrong (mlckit refuses or right)"}
     with open(args.report + ".md", "w") as f:
-        f.write(f"# difftest_tvm (seed {args.seed})\n\n{line}\n\n")
-        for s, cids in sorted(groups.items(), key=lambda kv: -len(kv[1])):
-            f.write(f"- **{len(cids)}** {s} — cases {', '.join(map(str, cids[:12]))}\n")
+        f.write(f"# difftest_tvm (seed {args.seed})\n\n{line}\n")
+        for fault in ("accept_reject", "script", "numbers", "crash", "tvm_failed",
+                      "tvm_internal", "tvm_wrong"):
+            rows = sorted(((s, c) for (k, s), c in groups.items() if k == fault),
+                          key=lambda kv: -len(kv[1]))
+            if rows:
+                f.write(f"\n## {titles.get(fault, 'real difference: ' + fault)}\n\n")
+            for s, cids in rows:
+                f.write(f"- **{len(cids)}** {s} — cases {', '.join(map(str, cids[:12]))}\n")
     return 0
 
 

@@ -50,6 +50,24 @@ class OpenLoop:
 
 
 
+def copies_of(stmt, var: Var) -> int:
+    """How many blocks under ``stmt`` bind an iterator to exactly ``var``."""
+    count = 0
+
+    def visit(x):
+        nonlocal count
+        if isinstance(x, BlockRealize) and any(v is var for v in x.iter_values):
+            count += 1
+        for name in type(x).field_names():
+            value = getattr(x, name)
+            for v in value if isinstance(value, list) else [value]:
+                if isinstance(v, Stmt):
+                    visit(v)
+
+    visit(stmt)
+    return count
+
+
 def binds_copy_of(stmt, var_ids: set) -> bool:
     """Whether a block under ``stmt`` binds an iterator to exactly one of the vars ``var_ids``."""
     if isinstance(stmt, BlockRealize):
@@ -187,7 +205,12 @@ class StmtWriter:
         self.emit(f"for {var} in {rng}({bounds}):{comment}", s)
         self.loops.append(OpenLoop(s.loop_var, kind, pre, self.indent, s))
         self.ctx_loops.append(var)
+        # two blocks in a prange body copying its index (C_init's and C_update's `vj = j`
+        # after decompose_reduction) get names of their own: see ``unrolled``
+        keep = rng == "prange" and copies_of(s.body, s.loop_var) > 1
+        self.keep_names += keep
         self.body(s.body)
+        self.keep_names -= keep
         self.ctx_loops.pop()
         self.loops.pop()
         self.promote_end(s, held)

@@ -55,6 +55,39 @@ class ArgumentError(TVMError, TypeError, ValueError):
     """
 
 
+# -- the one wording of an argument check (built kernels and the VM) --------------------------
+def mismatch(who: str, expected: str, detail: str) -> str:
+    """``<who> does not match <expected>: <detail>``, as both a built kernel and the VM say it.
+
+    Example::
+
+        mismatch("main(): argument 1 (A)", 'its buffer T.Buffer((4,), "float32")',
+                 dtype_detail("float32", "float64"))
+    """
+    return f"{who} does not match {expected}: {detail}"
+
+
+def ndim_detail(expected: int, shape) -> str:
+    """``expected 2 dimensions, got 1 (its shape is (4,))``."""
+    return (f"expected {expected} dimension{'s' if expected != 1 else ''}, got {len(shape)} "
+            f"(its shape is {tuple(int(d) for d in shape)})")
+
+
+def dtype_detail(expected, got) -> str:
+    """``expected dtype float32, got float64``."""
+    return f"expected dtype {expected}, got {got}"
+
+
+def dim_detail(axis: int, got: int, expected, shape=None) -> str:
+    """``dimension 1 is 785, expected 784 (its shape is (3, 785))``."""
+    note = f" (its shape is {tuple(int(d) for d in shape)})" if shape is not None else ""
+    return f"dimension {axis} is {got}, expected {expected}{note}"
+
+
+def _buffer_text(buf) -> str:
+    return f'its buffer T.Buffer({_shape_text(buf.shape)}, "{buf.dtype}")'
+
+
 def _shape_text(shape) -> str:
     return "(" + ", ".join(_expr_text(d) for d in shape) + ("," if len(shape) == 1 else "") + ")"
 
@@ -193,18 +226,22 @@ class Signature:
                     f"{_shape_text(buf.shape)} and dtype {buf.dtype}, got {type(args[k]).__name__}"
                 )
             if arr.ndim != len(buf.shape):
-                raise ArgumentError(
-                    f"{where} must be {len(buf.shape)}-dimensional with shape "
-                    f"{_shape_text(buf.shape)}, got a {arr.ndim}-dimensional array of shape "
-                    f"{tuple(arr.shape)}"
-                )
+                raise ArgumentError(mismatch(where, _buffer_text(buf),
+                                             ndim_detail(len(buf.shape), arr.shape)))
             want = dt.to_numpy(buf.dtype)
             if arr.dtype != want:
-                raise ArgumentError(
-                    f"{where} must have dtype {buf.dtype}, got {arr.dtype} "
-                    f"(convert it with .astype('{buf.dtype}'))"
-                )
+                raise ArgumentError(mismatch(
+                    where, _buffer_text(buf), dtype_detail(buf.dtype, arr.dtype)
+                    + f" (convert it with .astype('{buf.dtype}'))"))
             if k in self.written and not arr.flags.writeable:
+                layout = _view_copy_layout(arr)
+                if layout is not None:
+                    raise ArgumentError(
+                        f"{where} was given to the VM as {layout} of shape "
+                        f"{tuple(arr.shape)}, not a compact (C-contiguous) array, but "
+                        f"{self.name} writes into {pname} in place: the result would go into "
+                        "the VM's compact copy, not into your array (TVM refuses non-compact "
+                        "arrays too).  Pass a compact array (np.ascontiguousarray(...))")
                 raise ArgumentError(
                     f"{where} is read-only, but {self.name} writes its result into {pname}: "
                     f"pass a writable array (for example {pname}.copy(), or np.empty(...))"
@@ -222,16 +259,15 @@ class Signature:
                     )
                 if expect != got:
                     if isinstance(dim, IntImm):
-                        why = f"dimension {axis} is {got}, expected {expect}"
+                        why = dim_detail(axis, got, expect, arr.shape)
                     elif isinstance(dim, Var):
                         why = (f"dimension {axis} is {got}, but the symbolic size "
-                               f"{dim.name_hint} = {expect} (from {origin[dim]})")
+                               f"{dim.name_hint} = {expect} (from {origin[dim]}) (its shape is "
+                               f"{tuple(arr.shape)})")
                     else:
-                        why = (f"dimension {axis} is {got}, but {_expr_text(dim)} = {expect}")
-                    raise ArgumentError(
-                        f"{where} has shape {tuple(arr.shape)}, expected "
-                        f"{_shape_text(buf.shape)}: {why}"
-                    )
+                        why = (f"dimension {axis} is {got}, but {_expr_text(dim)} = {expect} "
+                               f"(its shape is {tuple(arr.shape)})")
+                    raise ArgumentError(mismatch(where, _buffer_text(buf), why))
             if not arr.flags.c_contiguous and not isinstance(arr, DeviceStandIn):
                 arr = self._compact(k, pname, arr, where)
             out.append(arr)
@@ -266,6 +302,36 @@ class Signature:
                                     f"{var.dtype} ([{info.min}, {info.max}])")
             return int(value)
         raise ArgumentError(f"{where} must be a {var.dtype} scalar, got {type(value).__name__}")
+
+
+# Copies the VM made of views it was given (id -> (weak reference, what the view was)):
+# read-only, so that a kernel writing one is refused instead of writing a copy silently.
+_VIEW_COPIES: dict = {}
+
+
+def compact_copy(view: np.ndarray) -> np.ndarray:
+    """A read-only C-contiguous copy of ``view`` for a VM argument (TVM's kernels refuse
+    non-compact arrays; the VM copies an input once).  A kernel that would write it — an
+    in-place call — is refused with a message naming the view, not run on the copy.
+
+    Example::
+
+        x = compact_copy(a[:, ::2])        # x.flags.writeable is False
+    """
+    import weakref
+
+    copy = np.ascontiguousarray(view)
+    copy.flags.writeable = False
+    key = id(copy)
+    _VIEW_COPIES[key] = (weakref.ref(copy, lambda _r: _VIEW_COPIES.pop(key, None)),
+                         _layout_text(view))
+    return copy
+
+
+def _view_copy_layout(arr) -> str | None:
+    """What kind of view ``arr`` was copied from by ``compact_copy``, or None."""
+    found = _VIEW_COPIES.get(id(arr))
+    return found[1] if found is not None and found[0]() is arr else None
 
 
 def written_params(func: PrimFunc) -> set[int]:

@@ -32,7 +32,7 @@ def test_new_sizes_are_checked_again():
 @pytest.mark.parametrize("bad, match", [
     ([np.zeros((5, 16), "float32"), np.zeros((16, 3), "float32"), np.zeros((5, 4), "float32")],
      r"dimension 1 is 4, but the symbolic size m = 3"),
-    (_arrays(5, 3, "float64"), r"must have dtype float32, got float64"),
+    (_arrays(5, 3, "float64"), r"expected dtype float32, got float64"),
     ([np.zeros((5, 16), "float32"), np.zeros((16, 3), "float32")], r"takes 3 arguments"),
     ([np.zeros((5, 16), "float32"), [[0.0] * 3] * 16, np.zeros((5, 3), "float32")],
      r"must be a NumPy array"),

@@ -182,3 +182,41 @@ def test_an_output_tensor_that_wraps_a_view_is_refused():
     f = mlckit.build(matmul, target="llvm")
     out = mlckit.nd.from_dlpack(np.zeros((4, 8), "float32")[:, ::2])
     refused(lambda: f(W, W, out), "argument 3 (C)", "not a compact")
+
+
+@I.ir_module
+class WritesItsInput:
+    """A kernel that adds one to its input in place (and copies it out): through the VM, the
+    Relax function's argument is written, as with ``R.call_tir_inplace``."""
+
+    @T.prim_func
+    def bump(A: T.Buffer((4, 4), "float32"), B: T.Buffer((4, 4), "float32")):
+        for i, j in T.grid(4, 4):
+            with T.block("A"):
+                vi, vj = T.axis.remap("SS", [i, j])
+                A[vi, vj] = A[vi, vj] + T.float32(1)
+                B[vi, vj] = A[vi, vj]
+
+    @R.function
+    def main(x: R.Tensor((4, 4), "float32")):
+        cls = WritesItsInput
+        y = R.call_tir(cls.bump, (x,), out_sinfo=R.Tensor((4, 4), "float32"))
+        return y
+
+
+@pytest.mark.parametrize("target", ["llvm", "lnumpy"])
+@pytest.mark.parametrize("view", OUTPUT_VIEWS)
+def test_a_view_the_vm_would_write_in_place_is_refused(view, target):
+    # TVM refuses it ("expected to be compact array"); mlckit never writes the VM's copy of it
+    # while the caller's array stays as it was
+    make, kind = OUTPUT_VIEWS[view]
+    vm = relax.VirtualMachine(relax.build(WritesItsInput, target=target), mlckit.cpu())
+    base = RNG.random((4, 8), dtype="float32")
+    before = base.copy()
+    refused(lambda: vm["main"](make(base)), "argument 1 (A)", kind, "of shape (4, 4)",
+            "not a compact", "writes into A in place", "np.ascontiguousarray")
+    np.testing.assert_array_equal(base, before)
+    x = base[:, :4].copy()  # a compact array is written in place, as in TVM
+    out = vm["main"](x).numpy()
+    np.testing.assert_allclose(x, base[:, :4] + 1, rtol=1e-6)
+    np.testing.assert_allclose(out, x, rtol=1e-6)

@@ -90,3 +90,34 @@ CASES = [
 def test_bad_vm_call_is_refused_and_the_vm_still_serves(vm, call, phrases):
     refused(lambda: call(vm), *phrases)
     np.testing.assert_array_equal(vm["main"](X).numpy(), np.maximum(X, 0))
+
+
+@I.ir_module
+class _AddOne:
+    @T.prim_func
+    def add_one(A: T.Buffer((4,), "float32"), B: T.Buffer((4,), "float32")):
+        for i in range(4):
+            with T.block("B"):
+                vi = T.axis.spatial(4, i)
+                B[vi] = A[vi] + T.float32(1)
+
+    @R.function
+    def main(x: R.Tensor((4,), "float32")):
+        cls = _AddOne
+        y = R.call_tir(cls.add_one, (x,), out_sinfo=R.Tensor((4,), "float32"))
+        return y
+
+
+@pytest.mark.parametrize("bad, detail", [
+    (np.zeros(4, "float64"), "expected dtype float32, got float64"),
+    (np.zeros(5, "float32"), "dimension 0 is 5, expected 4 (its shape is (5,))"),
+    (np.zeros((4, 1), "float32"), "expected 1 dimension, got 2 (its shape is (4, 1))"),
+])
+def test_a_kernel_and_the_vm_word_an_argument_mismatch_the_same_way(bad, detail):
+    # one wording (backend.signature.mismatch): who, "does not match" what, then the detail
+    kernel = mlckit.build(_AddOne["add_one"], target="llvm")
+    vm = relax.VirtualMachine(relax.build(_AddOne, target="llvm"), mlckit.cpu())
+    refused(lambda: kernel(bad, np.zeros(4, "float32")),
+            "add_one(): argument 1 (A) does not match its buffer", detail)
+    refused(lambda: vm["main"](bad), "main: argument 'x' (param[0]) does not match its "
+            "annotation", detail)

@@ -19,6 +19,7 @@ import sys
 
 import numpy as np
 
+from mlckit.backend.signature import dim_detail, dtype_detail, mismatch, ndim_detail
 from mlckit.error import TVMValueError
 from mlckit.ffi.registry import register_func
 
@@ -92,8 +93,9 @@ class _Ctx:
     def fail(self, detail: str):
         if not self.text:
             raise VMStructInfoError(detail)
-        raise VMStructInfoError(f"{self.fn}: {self.what} does not match its annotation "
-                                f"{self.ann}: {detail}")
+        # worded as a built kernel's argument check (backend.signature.mismatch)
+        raise VMStructInfoError(mismatch(f"{self.fn}: {self.what}", f"its annotation {self.ann}",
+                                         detail))
 
 
 def _describe_value(value) -> str:
@@ -133,10 +135,9 @@ def check_tensor_info(value, ndim, dtype, err_ctx=""):
     if not is_tensor(value):  # a NumPy array, or a device array on a GPU
         ctx.fail(f"expected a tensor, got {_describe_value(value)}")
     if ndim != -1 and value.ndim != ndim:
-        ctx.fail(f"expected {ndim} dimension{'s' if ndim != 1 else ''}, got {value.ndim} (its "
-                 f"shape is {tuple(value.shape)})")
+        ctx.fail(ndim_detail(ndim, value.shape))
     if dtype and value.dtype != _np_dtype(dtype):
-        ctx.fail(f"expected dtype {dtype}, got {value.dtype}")
+        ctx.fail(dtype_detail(dtype, value.dtype))
 
 
 @builtin("vm.builtin.check_shape_info")
@@ -178,7 +179,8 @@ def _match(values, heap, codes, err_ctx, unit: str):
         if code == 0:  # assert equal to immediate
             if got != v:
                 ctx = ctx or _Ctx(err_ctx)
-                ctx.fail(f"{unit} {d} is {got}, expected {v}{_shape_note(values, unit)}")
+                ctx.fail(dim_detail(d, got, v, values) if unit == "dimension" else
+                         f"{unit} {d} is {got}, expected {v}")
         elif code == 1:  # store to heap
             heap.data[v] = got
             heap.origins[v] = _Origin(err_ctx, unit, d)

@@ -26,6 +26,7 @@ from typing import Any
 
 import numpy as np
 
+from mlckit.backend.signature import compact_copy
 from mlckit.error import TVMError
 from mlckit.ffi.registry import get_global_func, missing_message
 from mlckit.ffi.views import html_view
@@ -52,9 +53,10 @@ def _to_vm(value):
         value = view()
     if isinstance(value, np.ndarray):
         # a view (a transpose, a slice with a step, a broadcast …) is copied once, as TVM's
-        # tvm.runtime.tensor copies it: kernels index compact rows, and the function's
-        # inputs are never written
-        return value if value.flags.c_contiguous else np.ascontiguousarray(value)
+        # tvm.runtime.tensor copies it: kernels index compact rows.  The copy is read-only: a
+        # kernel that writes the argument in place is refused (as TVM refuses non-compact
+        # arrays), never run on the copy while the caller's array stays as it was
+        return value if value.flags.c_contiguous else compact_copy(value)
     if isinstance(value, (list, tuple)) and not hasattr(value, "_fields"):
         return tuple(_to_vm(v) for v in value)
     if isinstance(value, np.generic):

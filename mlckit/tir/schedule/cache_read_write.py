@@ -20,7 +20,7 @@ from mlckit.tir.expr_functor import load_with, map_loads
 
 from .error import ScheduleError
 from .instruction import primitive
-from .ir_utils import Mutator, Rewrite, replace_buffers, replace_stmts
+from .ir_utils import Mutator, Rewrite, child_stmts, replace_buffers, replace_stmts
 from .query import child_block_srefs, consumer_srefs, scope_sref
 from .rv import BlockRV, ExprRV
 
@@ -194,14 +194,71 @@ class _Shift(Mutator):
         return super().field(value)
 
 
-def _top_child_index(scope_block, sref) -> int:
-    """Index of the child of the scope's body that contains the block of ``sref``."""
-    from .compute_at import _children, _contains
+def _cache_location(scope_block, writer, related):
+    """Where TVM puts a cache stage: ``(stmt, pos)``, the loop (or the scope block) whose body
+    gets the stage and its position there, just before the first child holding a block of
+    ``related`` that follows ``writer``; ``None`` when a related block comes first."""
+    state = {"writer": False, "related": False, "pos": -1, "loc": None}
 
-    for i, c in enumerate(_children(scope_block.body)):
-        if _contains(c, sref.stmt):
-            return i
-    raise AssertionError("block not in scope")
+    def visit(s):
+        if isinstance(s, S.SeqStmt):
+            before, state["writer"] = state["writer"], False
+            for i, c in enumerate(s.seq):
+                visit(c)
+                if state["writer"] and state["related"] and state["pos"] == -1:
+                    state["pos"] = i
+                    break
+                if state["related"] or state["pos"] != -1:
+                    break
+            state["writer"] = state["writer"] or before
+        elif isinstance(s, S.Block):
+            if s is writer:
+                state["writer"] = True
+            elif any(s is r for r in related):
+                state["related"] = True
+        elif isinstance(s, S.For):
+            visit(s.body)
+            if state["writer"] and state["related"] and state["loc"] is None \
+                    and state["pos"] != -1:
+                state["loc"] = s
+        else:
+            for c in child_stmts(s):
+                visit(c)
+
+    if not related:
+        return scope_block, len(_children_of(scope_block.body))
+    visit(scope_block.body)
+    if state["pos"] == -1:
+        return None
+    if state["loc"] is None:  # a SeqStmt not under a loop: the scope's own body
+        return scope_block, state["pos"]
+    return state["loc"], state["pos"]
+
+
+def _children_of(stmt) -> list:
+    return list(stmt.seq) if isinstance(stmt, S.SeqStmt) else [stmt]
+
+
+class _Insert(Mutator):
+    """Swaps the statements of ``table`` and puts ``nest`` at ``pos`` in the body of the loop
+    ``loc``."""
+
+    def __init__(self, rw, table, loc, pos, nest):
+        super().__init__(rw)
+        self.table, self.loc, self.pos, self.nest = table, loc, pos, nest
+
+    def visit_stmt(self, s):
+        if id(s) in self.table:
+            return self.table[id(s)]
+        new = super().visit_stmt(s)
+        if s is self.loc:
+            kids = _children_of(new.body)
+            new = self.rw.derive(s, body=S.stmt_seq(*kids[:self.pos], self.nest,
+                                                    *kids[self.pos:]))
+        return new
+
+    def visit_expr(self, e):
+        return e
 
 
 def _unique_name(func, base):
@@ -276,19 +333,47 @@ class CacheReadWriteMixin:
             consumers = [self._block_sref(c, prim) for c in consumer_blocks]
             if not any(c is sref for c in consumers):
                 consumers.append(sref)
-        writers = [b for b in blocks if any(w.buffer is buf for w in b.stmt.writes)]
-        bounds = None
-        for c in consumers:
-            for r in c.stmt.reads:
-                if r.buffer is buf:
-                    bounds = _union_regions(bounds, _relaxed(c, scope, r.region))
-        bounds = _full(bounds, buf)
+        writes = lambda b: any(w.buffer is buf for w in b.stmt.writes)  # noqa: E731
+        writers = [b for b in blocks if writes(b)]
+        # as TVM: a block that writes the buffer keeps reading the buffer itself
+        consumers = [c for c in consumers if not writes(c)]
+        if len(writers) > 1:
+            raise ScheduleError(
+                prim, f"buffer `{buf.name}` is written by block `{writers[0].stmt.name_hint}` "
+                f"and by block `{writers[1].stmt.name_hint}`; a read cache needs a single writer "
+                "(apply cache_read before decompose_reduction)",
+                [writers[0].stmt, writers[1].stmt])
         func = self.mod[sref.func_name]
         # as TVM: the buffer gets a fresh name, the copy block is `<buffer>_<scope>` even
         # when a block of that name exists (get_block then refuses the ambiguous name)
         name = _unique_name(func, f"{buf.name}_{storage_scope}")
         block_name = f"{buf.name}_{storage_scope}"
-        compact = scope.parent is not None  # the scope is a block inside the function
+        loc, pos = scope.stmt, 0  # a parameter (no writer in the scope): copied first thing
+        if writers:
+            # as TVM: the stage goes just before the first reader that follows the writer, in
+            # the innermost loop holding both (or in the scope)
+            after = blocks[blocks.index(writers[0]) + 1:]
+            related = [c for c in consumers if any(c is b for b in after)] \
+                if consumer_blocks is None else consumers
+            found = _cache_location(scope.stmt, writers[0].stmt, [c.stmt for c in related])
+            if found is None:
+                raise ScheduleError(prim, f"a writer of buffer `{buf.name}` comes after one of "
+                                    "its readers; cannot place a single cache stage")
+            loc, pos = found
+        in_loop = loc is not scope.stmt
+        compact = scope.parent is not None and not in_loop  # a scope block inside the function
+        if in_loop or not consumers:
+            # as TVM: the copy covers what the writer writes in one iteration of the loop
+            # holding the stage (a full-size cache there)
+            region = next(w.region for w in writers[0].stmt.writes if w.buffer is buf)
+            bounds = _full(_relaxed(writers[0], self.state.get_sref(loc), region), buf)
+        else:
+            bounds = None
+            for c in consumers:
+                for r in c.stmt.reads:
+                    if r.buffer is buf:
+                        bounds = _union_regions(bounds, _relaxed(c, scope, r.region))
+            bounds = _full(bounds, buf)
         if compact:
             starts, shape = _compact(bounds, buf)
             new_buf = decl_buffer(shape, buf.dtype, name, scope=storage_scope)
@@ -296,14 +381,6 @@ class CacheReadWriteMixin:
         else:
             new_buf = decl_buffer(buf.shape, buf.dtype, name, scope=storage_scope)
             nest, cache_block = _copy_block(block_name, buf, new_buf, bounds, buf)
-        positions = [_top_child_index(scope.stmt, c) for c in consumers]
-        if writers:
-            pos = max(_top_child_index(scope.stmt, w) for w in writers) + 1
-            if pos > min(positions):
-                raise ScheduleError(prim, f"a writer of buffer `{buf.name}` comes after one of "
-                                    "its readers; cannot place a single cache stage")
-        else:  # a parameter (no writer in the scope): TVM copies it first thing
-            pos = 0
         rw = Rewrite()
         bmap = {id(buf): new_buf}
         table = {}
@@ -311,9 +388,14 @@ class CacheReadWriteMixin:
             new_block = _Shift(rw, buf, new_buf, starts).visit_stmt(c.stmt) if compact \
                 else replace_buffers(c.stmt, bmap, rw)
             table[id(c.stmt)] = new_block
-        new_scope_body = replace_stmts(scope.stmt.body, table, rw)
-        new_scope = rw.derive(scope.stmt, body=new_scope_body)
-        new_scope = self._insert_in_scope(_Fake(new_scope), pos, nest, new_buf, rw)
+        new_scope_body = _Insert(rw, table, loc if in_loop else None, pos, nest).visit_stmt(
+            scope.stmt.body)
+        if in_loop:
+            new_scope = rw.derive(scope.stmt, body=new_scope_body,
+                                  alloc_buffers=list(scope.stmt.alloc_buffers) + [new_buf])
+        else:
+            new_scope = self._insert_in_scope(
+                _Fake(rw.derive(scope.stmt, body=new_scope_body)), pos, nest, new_buf, rw)
         rw.link(scope.stmt, new_scope)
         new_body = replace_stmts(func.body, {id(scope.stmt): new_scope}, rw)
         self._commit(sref.func_name, new_body, rw)
@@ -348,13 +430,24 @@ class CacheReadWriteMixin:
                 prim, f"block `{bstmt.name_hint}` reads the `{buf.name}` it updates but has no "
                 "T.init(): a write cache would not hold the values it starts from (apply "
                 "cache_write before blockize or decompose_reduction)", [bstmt])
-        bounds = _full(_relaxed(sref, scope, bstmt.writes[index].region), buf)
         func = self.mod[sref.func_name]
         # as TVM: the buffer gets a fresh name, the copy block is `<buffer>_<scope>` even
         # when a block of that name exists (get_block then refuses the ambiguous name)
         name = _unique_name(func, f"{buf.name}_{storage_scope}")
         block_name = f"{buf.name}_{storage_scope}"
-        compact = scope.parent is not None  # the scope is a block inside the function
+        # as TVM: the copy-back goes just before the first reader, in the innermost loop
+        # holding the block and that reader (or at the end of the scope when none reads it)
+        related = [c for c in consumer_srefs(self.state, sref)
+                   if any(r.buffer is buf for r in c.stmt.reads)]
+        found = _cache_location(scope.stmt, bstmt, [c.stmt for c in related])
+        if found is None:
+            raise ScheduleError(
+                prim, f"block `{related[0].stmt.name_hint}` reads `{buf.name}` before block "
+                f"`{bstmt.name_hint}` writes it; the copy-back block could not come between them")
+        loc, pos = found
+        in_loop = loc is not scope.stmt
+        compact = scope.parent is not None and not in_loop  # a scope block inside the function
+        bounds = _full(_relaxed(sref, self.state.get_sref(loc), bstmt.writes[index].region), buf)
         if compact:
             starts, shape = _compact(bounds, buf)
             new_buf = decl_buffer(shape, buf.dtype, name, scope=storage_scope)
@@ -362,21 +455,18 @@ class CacheReadWriteMixin:
         else:
             new_buf = decl_buffer(buf.shape, buf.dtype, name, scope=storage_scope)
             nest, cache_block = _copy_block(block_name, new_buf, buf, bounds, buf)
-        pos = _top_child_index(scope.stmt, sref) + 1
-        later = [c for c in consumer_srefs(self.state, sref)
-                 if _top_child_index(scope.stmt, c) < pos]
-        if later:
-            raise ScheduleError(
-                prim, f"block `{later[0].stmt.name_hint}` reads `{buf.name}` inside the same loop "
-                f"nest as block `{bstmt.name_hint}`; the copy-back block could not come between "
-                "them")
         rw = Rewrite()
         new_block = _Shift(rw, buf, new_buf, starts).visit_stmt(bstmt) if compact \
             else replace_buffers(bstmt, {id(buf): new_buf}, rw)
         rw.link(bstmt, new_block)
-        new_scope_body = replace_stmts(scope.stmt.body, {id(bstmt): new_block}, rw)
-        new_scope = rw.derive(scope.stmt, body=new_scope_body)
-        new_scope = self._insert_in_scope(_Fake(new_scope), pos, nest, new_buf, rw)
+        new_scope_body = _Insert(rw, {id(bstmt): new_block}, loc if in_loop else None, pos,
+                                 nest).visit_stmt(scope.stmt.body)
+        if in_loop:
+            new_scope = rw.derive(scope.stmt, body=new_scope_body,
+                                  alloc_buffers=list(scope.stmt.alloc_buffers) + [new_buf])
+        else:
+            new_scope = self._insert_in_scope(
+                _Fake(rw.derive(scope.stmt, body=new_scope_body)), pos, nest, new_buf, rw)
         rw.link(scope.stmt, new_scope)
         new_body = replace_stmts(func.body, {id(scope.stmt): new_scope}, rw)
         self._commit(sref.func_name, new_body, rw)

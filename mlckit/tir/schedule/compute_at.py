@@ -256,11 +256,19 @@ class ComputeAtMixin:
                     hi = outer.simplify(E.max_expr(phi, hi))
                 var_range[id(base)] = (lo, hi)
         for lp, err in repeated:
-            # a reduction would start again in each iteration; a part that follows the loop
-            # would be computed once, from partial values
-            if bstmt.init is not None or any(uses_var(x, lambda v, var=lp.loop_var: v is var)
-                                             for rng in var_range.values() for x in rng):
+            # a part that follows the loop would be computed once, from partial values; a
+            # reduction is redone whole in each iteration (init included, the last one from
+            # the final values) only if its reduction iterators follow loops inside that loop
+            if any(uses_var(x, lambda v, var=lp.loop_var: v is var)
+                   for rng in var_range.values() for x in rng):
                 raise err
+            if bstmt.init is not None:
+                above = {id(q.stmt.loop_var) for q in _ancestors(self.state.get_sref(lp))}
+                reduce_ranges = [x for iv in bstmt.iter_vars
+                                 if iv.iter_type == E.IterVarType.CommReduce
+                                 for x in var_range.get(id(iv.var), ())]
+                if any(uses_var(x, lambda v, ids=above: id(v) in ids) for x in reduce_ranges):
+                    raise err
         # build the new loop nest
         bindings, preds, loops = [], [], []
         n_ax = 0
@@ -297,7 +305,7 @@ class ComputeAtMixin:
             if lo_b.max_value > dom_hi_b.min_value:
                 _add_pred(outer, preds, E.LT(value, outer.simplify(dom.min + dom.extent)))
             bindings.append(value)
-        kept = _kept_predicate(prim, block_sref.realize, bstmt, bindings)
+        kept = _kept_predicate(prim, block_sref.realize, bstmt, bindings, block_sref)
         if kept is not None:
             preds.append(kept)
         predicate = E.convert(True)
@@ -384,6 +392,16 @@ def _thread_loops_to_relax(loop_sref, scope: str) -> list:
                 and rank <= _thread_rank(lp.thread_binding.thread_tag) and rank < 3:
             out.append(lp)
         p = p.parent
+    return out
+
+
+def _ancestors(sref) -> list:
+    """``sref`` and the loops above it."""
+    out = []
+    while sref is not None:
+        if sref.is_loop:
+            out.append(sref)
+        sref = sref.parent
     return out
 
 
@@ -511,22 +529,97 @@ def _var_plus_const(expr, iter_vars):
 __all__ = ["ComputeAtMixin", "child_block_srefs", "loop_srefs", "removal_target"]
 
 
-def _kept_predicate(prim: str, realize, block, bindings):
+def _kept_predicate(prim: str, realize, block, bindings, block_sref=None):
     """The block's own ``T.where`` in its new place, or None when it has none.
 
     A non-dividing split guards its block with ``T.where(k_0 * 128 + k_1 < 300)``; the
     regenerated loops cover whole iterator domains, so dropping the guard would read past
     the buffer (TVM 0.27 drops it: its result reads out of bounds).  The guard is written in
     the old loop variables: each must be bound to one iterator as it is (``vk_0 = k_0``)
-    for the guard to be rewritten in the new bindings; otherwise compute_at is refused."""
+    for the guard to be rewritten in the new bindings.  Otherwise it is dropped, as TVM
+    does, only when it says no more than "every iterator is inside its domain" (the new
+    loops add those bound checks where needed); else compute_at is refused."""
     predicate = realize.predicate if realize is not None else None
     if predicate is None or (isinstance(predicate, IntImm) and predicate.value == 1):
         return None
     loop_to_new = {id(old): new for old, new in zip(realize.iter_values, bindings)
                    if isinstance(old, Var)}
     if not var_ids(predicate) <= set(loop_to_new):
+        if block_sref is not None and _only_domain_guard(predicate, realize, block_sref):
+            return None
         raise ScheduleError(
             prim, f"block `{block.name_hint}` is guarded by T.where({predicate}) over loops "
-                  "that its iterators are not bound to one to one; moving the block would "
-                  "drop the guard (TVM drops it and computes out of bounds)", [block])
+                  "that its iterators are not bound to one to one, and the guard is not just "
+                  "its iterators' bounds; moving the block would drop it (TVM drops it)",
+            [block])
     return substitute(predicate, loop_to_new)
+
+
+_GUARD_POINTS = 1 << 16  # the most loop points the check below enumerates
+
+
+def _only_domain_guard(predicate, realize, block_sref) -> bool:
+    """Whether ``predicate`` holds at exactly the points of the block's loops where every
+    iterator binding lies in its domain (checked on every point, for small loop nests)."""
+    import numpy as np
+
+    loops = []
+    p = block_sref.parent
+    while p is not None and p.is_loop:
+        loops.append(p.stmt)
+        p = p.parent
+    used = var_ids(predicate)
+    for v in realize.iter_values:
+        used |= var_ids(v)
+    loops = [lp for lp in loops if id(lp.loop_var) in used]
+    if not all(isinstance(lp.min, IntImm) and isinstance(lp.extent, IntImm) for lp in loops):
+        return False
+    if int(np.prod([lp.extent.value for lp in loops] or [1])) > _GUARD_POINTS:
+        return False
+    grids = np.meshgrid(*[np.arange(lp.min.value, lp.min.value + lp.extent.value)
+                          for lp in loops], indexing="ij") if loops else []
+    env = {id(lp.loop_var): g.ravel() for lp, g in zip(loops, grids)}
+    try:
+        guard = _eval(predicate, env)
+        inside = True
+        for iv, value in zip(realize.block.iter_vars, realize.iter_values):
+            x = _eval(value, env)
+            lo, ext = _eval(iv.dom.min, env), _eval(iv.dom.extent, env)
+            inside = inside & (lo <= x) & (x < lo + ext)
+    except _Unknown:
+        return False
+    return bool(np.all(np.broadcast_to(guard, np.shape(inside)) == inside))
+
+
+class _Unknown(Exception):
+    pass
+
+
+_EVAL = {
+    E.Add: lambda a, b: a + b, E.Sub: lambda a, b: a - b, E.Mul: lambda a, b: a * b,
+    E.FloorDiv: lambda a, b: a // b, E.FloorMod: lambda a, b: a % b,
+    E.LT: lambda a, b: a < b, E.LE: lambda a, b: a <= b, E.GT: lambda a, b: a > b,
+    E.GE: lambda a, b: a >= b, E.EQ: lambda a, b: a == b, E.NE: lambda a, b: a != b,
+    E.And: lambda a, b: a & b, E.Or: lambda a, b: a | b,
+}
+
+
+def _eval(e, env):
+    """``e`` over the integer arrays of ``env`` (id(loop var) -> values)."""
+    import numpy as np
+
+    if isinstance(e, IntImm):
+        return e.value
+    if isinstance(e, Var):
+        if id(e) not in env:
+            raise _Unknown(e)
+        return env[id(e)]
+    if isinstance(e, (E.Min, E.Max)):
+        f = np.minimum if isinstance(e, E.Min) else np.maximum
+        return f(_eval(e.a, env), _eval(e.b, env))
+    if isinstance(e, E.Not):
+        return ~np.asarray(_eval(e.a, env), dtype=bool)
+    fn = _EVAL.get(type(e))
+    if fn is None:
+        raise _Unknown(e)
+    return fn(_eval(e.a, env), _eval(e.b, env))

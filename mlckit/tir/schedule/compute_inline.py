@@ -123,6 +123,16 @@ def _recompute(func, block, reads=True, writes=False):
     return changes
 
 
+def _check_not_output(prim, block, buf, scope_block, role):
+    """As TVM: a block writing a buffer its scope block does not allocate is an output of the
+    scope (e.g. the inner block of a blockize writing the outer block's output)."""
+    if not any(b is buf for b in scope_block.alloc_buffers):
+        raise ScheduleError(
+            prim, f"{role} `{block.name_hint}` writes `{buf.name}`, which its scope (block "
+            f"`{scope_block.name_hint}`) does not allocate: an output block of that scope cannot "
+            "be inlined", [block])
+
+
 class ComputeInlineMixin:
     @primitive("ComputeInline", inputs=("block",))
     def compute_inline(self, block) -> None:
@@ -149,6 +159,7 @@ class ComputeInlineMixin:
         if any(b is buf for b in _param_buffers(func)):
             raise ScheduleError(prim, f"block `{name}` writes `{buf.name}`, a parameter of the "
                                 "function (an output); an output block cannot be inlined", [bstmt])
+        _check_not_output(prim, bstmt, buf, scope_sref(sref).stmt, "block")
         if not _distinct_vars(store.indices, bstmt):
             raise ScheduleError(prim, f"block `{name}` stores to `{buf.name}` at indices that are "
                                 "not its iterators, each used once; it cannot be inlined", [bstmt])
@@ -223,6 +234,7 @@ class ComputeInlineMixin:
         if any(b is buf for b in _param_buffers(func)):
             raise ScheduleError(prim, f"producer `{pstmt.name_hint}` writes `{buf.name}`, a "
                                 "parameter of the function; it must stay written", [pstmt])
+        _check_not_output(prim, pstmt, buf, scope_sref(psref).stmt, "producer")
         loads = []
 
         def collect(e):

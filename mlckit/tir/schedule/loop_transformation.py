@@ -308,7 +308,8 @@ class LoopTransformationMixin:
                     raise ScheduleError(
                         prim, f"the range of loop {describe_loop(s.stmt)} depends on a loop that "
                         "would be inside it after reordering", [s.stmt])
-        _check_block_iters(prim, bottom.stmt.body, [p.stmt for p in path])
+        _check_block_iters(prim, bottom.stmt.body, [p.stmt for p in path],
+                           [p.stmt for p in new_order])
         rw = Rewrite()
         body = bottom.stmt.body
         for s in reversed(new_order):
@@ -366,15 +367,29 @@ def _loop_chain(loop, n: int) -> list:
     return out
 
 
-def _check_block_iters(prim: str, stmt, loops=()) -> None:
+def _check_block_iters(prim: str, stmt, loops=(), new_loops=()) -> None:
+    """Each block under the reordered loops has spatial and reduction iterators only, and
+    a reduction still starts (T.init()) at the first update of each output element: the
+    loops that drive its reduction iterators keep their relative order when one of them also
+    drives a spatial iterator (a fused ``j_k_fused`` split and reordered could reach
+    ``vk == 0`` after other values of ``vk``)."""
     from .ir_utils import realizes_under
 
+    ana = Analyzer()  # bindings simplified over the loops' ranges: (f0 * 8 + f1) // 8 is f0
+    ana.bind_loops(loops)
     for realize in realizes_under(stmt):
         if realize.block.init is not None:
-            for lp in loops:
-                kinds = {iv.iter_type for iv, v in zip(realize.block.iter_vars, realize.iter_values)
-                         if uses_var(v, lambda x, lv=lp.loop_var: x is lv)}
-                if {E.IterVarType.DataPar, E.IterVarType.CommReduce} <= kinds:
+            values = [ana.simplify(v) for v in realize.iter_values]
+
+            def kinds_of(lp, realize=realize, values=values):
+                return {iv.iter_type for iv, v in zip(realize.block.iter_vars, values)
+                        if uses_var(v, lambda x, lv=lp.loop_var: x is lv)}
+
+            driving = [lp for lp in loops if E.IterVarType.CommReduce in kinds_of(lp)]
+            ids = {id(lp) for lp in driving}
+            same = [id(lp) for lp in new_loops if id(lp) in ids] == [id(lp) for lp in driving]
+            for lp in driving:
+                if not same and E.IterVarType.DataPar in kinds_of(lp):
                     raise ScheduleError(
                         prim, f"loop {describe_loop(lp)} drives both spatial and reduction "
                         f"iterators of block `{realize.block.name_hint}`; reordering it would "

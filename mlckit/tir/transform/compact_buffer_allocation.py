@@ -63,6 +63,7 @@ from mlckit.tir.analysis.block_access_region import (
     get_block_access_region,
     union,
 )
+from mlckit.tir.analysis.var_use import var_ids
 from mlckit.tir.buffer import BufferRegion, decl_buffer
 from mlckit.tir.expr import BufferLoad, PrimExpr, Range
 from mlckit.tir.expr_functor import load_with, map_loads
@@ -113,10 +114,12 @@ def compact_buffer_allocation(func: PrimFunc, gpu: bool = False) -> PrimFunc:
 
 # -- analysis ---------------------------------------------------------------------------------
 class _Access:
-    def __init__(self, loops: tuple, indices: list, predicates: tuple = ()):
+    def __init__(self, loops: tuple, indices: list, predicates: tuple = (), carried=()):
         self.loops = loops  # the For nodes enclosing the access, outermost first
         self.indices = indices  # written with loop variables (block iterators substituted)
         self.predicates = predicates  # the T.where conditions around it, likewise
+        # the loops a reduction's write carries values across: the LCA stays above them
+        self.carried = carried
 
 
 class _Collector:
@@ -129,12 +132,13 @@ class _Collector:
         self.loops: list = []
         self.bindings: dict[int, PrimExpr] = {}
         self.predicates: list = []
+        self.carried: tuple = ()  # see _Access.carried, for the stores of the current block
 
-    def record(self, buf, indices):
+    def record(self, buf, indices, carried=()):
         if id(buf) in self.allocated:
             idx = [substitute(i, self.bindings) for i in indices]
             self.accesses.setdefault(id(buf), []).append(
-                _Access(tuple(self.loops), idx, tuple(self.predicates)))
+                _Access(tuple(self.loops), idx, tuple(self.predicates), carried))
 
     def expr(self, e):
         if isinstance(e, BufferLoad):
@@ -172,14 +176,23 @@ class _Collector:
                 self.predicates.append(substitute(s.predicate, saved))
             for iv, value in zip(block.iter_vars, s.iter_values):
                 self.bindings[id(iv.var)] = substitute(value, saved)
+            # as TVM's LCA detector: a block's writes carry values across the loops its
+            # reduction (or opaque) iterators are bound to (B_rf[vj] += ... over loop i)
+            used = set()
+            for iv in block.iter_vars:
+                if iv.iter_type != E.IterVarType.DataPar:
+                    used |= var_ids(self.bindings[id(iv.var)])
+            saved_carried = self.carried
+            self.carried = tuple(lp for lp in self.loops if id(lp.loop_var) in used)
             if block.init is not None:
                 self.stmt(block.init)
             self.stmt(block.body)
+            self.carried = saved_carried
             self.bindings = saved
             del self.predicates[n_pred:]
             return
         if isinstance(s, S.BufferStore):
-            self.record(s.buffer, s.indices)
+            self.record(s.buffer, s.indices, self.carried)
             self.expr(s.value)
             for i in s.indices:
                 self.expr(i)
@@ -274,6 +287,9 @@ def _plan(buf, accesses: list, gpu: bool = False) -> _Plan | None:
     lca_depth = 0
     while lca_depth < depth and all(a.loops[lca_depth] is first[lca_depth] for a in accesses):
         lca_depth += 1
+    for acc in accesses if not gpu else ():  # above the loops a reduction carries the
+        for lp in acc.carried:                # buffer's values across (CPU kernels)
+            lca_depth = min(lca_depth, next(k for k, x in enumerate(acc.loops) if x is lp))
     lca = first[lca_depth - 1] if lca_depth else None
     sets = [None] * buf.ndim
     if gpu:  # thread indices appear as ``tx // 8``: one object per distinct sub-expression

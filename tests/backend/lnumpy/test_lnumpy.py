@@ -95,9 +95,9 @@ def test_out_of_bounds_write_and_local_buffer():
     "args, match",
     [
         ((np.zeros((8, 4), "float32"),), r"takes 2 arguments \(A, B\) but 1 was given"),
-        ((np.zeros((8, 4), "float32"), np.zeros((8, 4), "float64")), r"argument 2 \(B\) must have dtype float32, got float64"),
+        ((np.zeros((8, 4), "float32"), np.zeros((8, 4), "float64")), r"argument 2 \(B\) does not match .*expected dtype float32, got float64"),
         ((np.zeros((8, 4), "float32"), np.zeros((8, 5), "float32")), r"dimension 1 is 5, expected 4"),
-        ((np.zeros((8, 4), "float32"), np.zeros(32, "float32")), r"must be 2-dimensional"),
+        ((np.zeros((8, 4), "float32"), np.zeros(32, "float32")), r"expected 2 dimensions, got 1"),
         ((np.zeros((8, 4), "float32"), [[0.0] * 4] * 8), r"must be a NumPy array"),
     ],
 )

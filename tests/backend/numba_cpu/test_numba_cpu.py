@@ -61,9 +61,9 @@ def test_float32_constants_are_typed():
     [
         ((np.zeros((32, 48), "float32"),), r"takes 3 arguments \(A, B, C\) but 1 was given"),
         ((np.zeros((32, 48), "float32"), np.zeros((48, 40), "float32"), np.zeros((32, 40), "int32")),
-         r"argument 3 \(C\) must have dtype float32, got int32"),
+         r"argument 3 \(C\) does not match .*expected dtype float32, got int32"),
         ((np.zeros((32, 48), "float32"), np.zeros((40, 48), "float32"), np.zeros((32, 40), "float32")),
-         r"argument 2 \(B\) has shape \(40, 48\), expected \(48, 40\)"),
+         r"argument 2 \(B\) does not match .*dimension 0 is 40, expected 48 \(its shape is \(40, 48\)\)"),
     ],
 )
 def test_wrong_arguments_are_rejected_before_running(args, match):
@@ -158,3 +158,45 @@ def test_unrolled_blocks_directly_in_a_prange_get_their_own_names():
     c = np.zeros((3, 3), "float32")
     f(a, c)
     np.testing.assert_allclose(c, a.sum(axis=0), rtol=1e-5)
+
+
+@T.prim_func
+def _matmul128(A: T.Buffer((128, 128), "float32"), B: T.Buffer((128, 128), "float32"),
+               C: T.Buffer((128, 128), "float32")):
+    for i, j, k in T.grid(128, 128, 128):
+        with T.block("C"):
+            vi, vj, vk = T.axis.remap("SSR", [i, j, k])
+            with T.init():
+                C[vi, vj] = T.float32(0)
+            C[vi, vj] = C[vi, vj] + A[vi, vk] * B[vk, vj]
+
+
+@pytest.mark.parametrize("steps", [
+    ("parallel j", "decompose k"),
+    ("parallel j", "vectorize i", "decompose k"),
+    ("reorder j i", "parallel i", "decompose k"),
+])
+def test_a_parallel_loop_holding_a_decomposed_reduction_builds(steps):
+    # C_init and C_update both copy the prange index (`vj = j`); Numba refuses a copy of it
+    # assigned twice ("Overwrite of parallel loop index"), so the second gets a name of its
+    # own.  TVM 0.27 accepts these schedules and computes NumPy's numbers.
+    from mlckit import tir
+
+    sch = tir.Schedule(_matmul128)
+    block = sch.get_block("C")
+    loops = dict(zip("ijk", sch.get_loops(block)))
+    for step in steps:
+        op, *names = step.split()
+        if op == "decompose":
+            sch.decompose_reduction(block, loops[names[0]])
+        elif op == "reorder":
+            sch.reorder(*[loops[n] for n in names])
+        else:
+            getattr(sch, op)(loops[names[0]])
+    f = numba_cpu.build(sch.mod["main"])
+    assert "prange" in f.source
+    rng = np.random.default_rng(0)
+    a, b = rng.random((128, 128), dtype="float32"), rng.random((128, 128), dtype="float32")
+    c = np.zeros((128, 128), "float32")
+    f(a, b, c)
+    np.testing.assert_allclose(c, a @ b, rtol=1e-4)

@@ -157,7 +157,7 @@ def test_a_symbolic_kernel_runs_at_each_size_on_the_simulator(simulator):
 def test_a_wrong_shape_after_an_accepted_call_is_refused_on_the_simulator(simulator):
     a = np.ones(100, "float32")
     simulator.run(add_n, a, a, np.empty(100, "float32"))
-    with pytest.raises(AssertionError, match=r"ArgumentError: .*argument 2 \(B\) has shape \(99,\)"):
+    with pytest.raises(AssertionError, match=r"ArgumentError: .*argument 2 \(B\) does not match .*its shape is \(99,\)"):
         simulator.run(add_n, a, np.ones(99, "float32"), np.empty(100, "float32"))
 
 
@@ -175,7 +175,7 @@ def test_device_arrays_take_the_planned_launches_on_the_gpu():
         f(*args)
         np.testing.assert_allclose(args[2].numpy(), a + b)
     assert len(f._plans.plans) == 2
-    with pytest.raises(ArgumentError, match=r"argument 2 \(B\) has shape \(99,\)"):
+    with pytest.raises(ArgumentError, match=r"argument 2 \(B\) does not match .*its shape is \(99,\)"):
         f(args[0], mlckit.nd.empty((99,), "float32", dev), args[2])
 
 

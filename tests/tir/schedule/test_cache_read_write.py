@@ -325,3 +325,87 @@ def test_a_copy_block_is_named_after_its_buffer_even_when_the_name_is_taken():
     expect_error(sch, lambda: sch.get_block("B_local"), "get_block",
                  "2 blocks are named 'B_local'")
     sch.vectorize(sch.get_loops(second)[0])
+
+
+@T.prim_func
+def elementwise_cache_read_in_loop(A: T.Buffer((16, 16), "float32"),
+                                   C: T.Buffer((16, 16), "float32")):
+    B = T.alloc_buffer((16, 16))
+    B_local = T.alloc_buffer((16, 16), scope="local")
+    for i in range(16):
+        for ax0 in range(16):
+            with T.block("B"):
+                vi, vj = T.axis.remap("SS", [i, ax0])
+                B[vi, vj] = A[vi, vj] * T.float32(2)
+        for ax0, ax1 in T.grid(1, 16):
+            with T.block("B_local"):
+                v0 = T.axis.spatial(16, i + ax0)
+                v1 = T.axis.spatial(16, ax1)
+                B_local[v0, v1] = B[v0, v1]
+        for j in range(16):
+            with T.block("C"):
+                vi, vj = T.axis.remap("SS", [i, j])
+                C[vi, vj] = B_local[vi, vj] + T.float32(1)
+
+
+def test_cache_read_goes_between_writer_and_reader_in_their_loop():
+    # as TVM: after compute_at the writer and the reader share loop i, so the copy goes inside
+    # that loop, just before the reader, and covers what one iteration writes (a row)
+    sch = tir.Schedule(elementwise, debug_mask="all")
+    sch.compute_at(sch.get_block("B"), sch.get_loops(sch.get_block("C"))[0])
+    sch.cache_read(sch.get_block("C"), 0, "local")
+    check(sch, elementwise_cache_read_in_loop)
+    verify_numeric(elementwise, sch.mod)
+    verify_trace_roundtrip(sch, elementwise)
+
+
+def test_cache_read_of_a_buffer_only_its_writer_reads_copies_it_last():
+    # as TVM: a block that accumulates into C keeps reading C itself; the copy of C goes at the
+    # end of the scope, read by nobody (TVM 0.27 does the same)
+    sch = tir.Schedule(matmul, debug_mask="all")
+    sch.blockize(sch.get_loops(sch.get_block("C"))[1])
+    cache = sch.cache_read(sch.get_block("C"), 0, "local")
+    body = sch.get(sch.get_block("C_o")).body
+    assert body.seq[-1].body.body.block is sch.get(cache)
+    assert "C_local" not in sch.get(sch.get_block("C")).script()
+    verify_numeric(matmul, sch.mod)
+
+
+def test_cache_read_refuses_a_buffer_with_two_writers():
+    sch = tir.Schedule(matmul, debug_mask="all")
+    block = sch.get_block("C")
+    sch.decompose_reduction(block, sch.get_loops(block)[0])
+    expect_error(sch, lambda: sch.cache_read(block, 0, "local"), "written by block",
+                 "a read cache needs a single writer")
+
+
+@T.prim_func
+def elementwise_cache_write_in_loop(A: T.Buffer((16, 16), "float32"),
+                                    C: T.Buffer((16, 16), "float32")):
+    B = T.alloc_buffer((16, 16))
+    B_local = T.alloc_buffer((16, 16), scope="local")
+    for i in range(16):
+        for ax0 in range(16):
+            with T.block("B"):
+                vi, vj = T.axis.remap("SS", [i, ax0])
+                B_local[vi, vj] = A[vi, vj] * T.float32(2)
+        for ax0, ax1 in T.grid(1, 16):
+            with T.block("B_local"):
+                v0 = T.axis.spatial(16, i + ax0)
+                v1 = T.axis.spatial(16, ax1)
+                B[v0, v1] = B_local[v0, v1]
+        for j in range(16):
+            with T.block("C"):
+                vi, vj = T.axis.remap("SS", [i, j])
+                C[vi, vj] = B[vi, vj] + T.float32(1)
+
+
+def test_cache_write_copies_back_before_the_reader_in_their_loop():
+    # as TVM: the reader C shares loop i with B (after compute_at), so the copy-back goes
+    # inside that loop, between them
+    sch = tir.Schedule(elementwise, debug_mask="all")
+    sch.compute_at(sch.get_block("B"), sch.get_loops(sch.get_block("C"))[0])
+    sch.cache_write(sch.get_block("B"), 0, "local")
+    check(sch, elementwise_cache_write_in_loop)
+    verify_numeric(elementwise, sch.mod)
+    verify_trace_roundtrip(sch, elementwise)

@@ -385,3 +385,50 @@ def test_the_bound_checks_of_a_clipped_region_are_simplified_as_tvm_does():
     out = np.zeros(6, "float32")
     mlckit.build(sch.mod["main"], target="lnumpy")(a, out)
     np.testing.assert_array_equal(out, np.pad(a, 1))
+
+
+@T.prim_func
+def _sum_all(A: T.Buffer((8, 16), "float32"), B: T.Buffer((1,), "float32")):
+    for i, j in T.grid(8, 16):
+        with T.block("B"):
+            vi, vj = T.axis.remap("RR", [i, j])
+            with T.init():
+                B[0] = T.float32(0)
+            B[0] = B[0] + A[vi, vj]
+
+
+@T.prim_func
+def _sum_all_rf_at_j(A: T.Buffer((8, 16), "float32"), B: T.Buffer((1,), "float32")):
+    B_rf = T.alloc_buffer((16, 1))
+    for i, j in T.grid(8, 16):
+        with T.block("B_rf"):
+            vj, vi = T.axis.remap("SR", [j, i])
+            with T.init():
+                B_rf[vj, 0] = T.float32(0)
+            B_rf[vj, 0] = B_rf[vj, 0] + A[vi, vj]
+        with T.block("B"):
+            vj = T.axis.reduce(16, j)
+            with T.init():
+                B[0] = T.float32(0)
+            B[0] = B[0] + B_rf[vj, 0]
+
+
+def test_reverse_compute_at_redoes_a_whole_reduction_in_each_outer_iteration():
+    # as TVM: B's reduction over vj runs whole (init included) in every iteration of loop i;
+    # the last one reads B_rf's final values, so B is right
+    sch = tir.Schedule(_sum_all, debug_mask="all")
+    rf = sch.rfactor(sch.get_loops(sch.get_block("B"))[1], 0)
+    sch.reverse_compute_at(sch.get_block("B"), sch.get_loops(rf)[1])
+    check(sch, _sum_all_rf_at_j)
+    verify_numeric(_sum_all, sch.mod)
+
+
+def test_reverse_compute_at_refuses_a_reduction_spread_over_the_repeated_loop():
+    # B under loop j with its reduction iterator following the outer loop i: every iteration
+    # of j would add B_rf[i] again (TVM 0.27 accepts it and computes wrong numbers)
+    sch = tir.Schedule(_sum_all, debug_mask="all")
+    rf = sch.rfactor(sch.get_loops(sch.get_block("B"))[1], 1)
+    sch.reorder(*reversed(sch.get_loops(rf)))
+    i_loop = sch.get_loops(rf)[1]
+    expect_error(sch, lambda: sch.reverse_compute_at(sch.get_block("B"), i_loop),
+                 "every iteration of loop", "touches the same elements")

@@ -55,3 +55,69 @@ def test_reverse_compute_inline_into_reduction_fails():
     sch = tir.Schedule(mm_relu_small)
     expect_error(sch, lambda: sch.reverse_compute_inline(sch.get_block("C")),
                  "reverse_compute_inline", "producer `Y` is a reduction")
+
+
+def test_compute_inline_refuses_the_output_block_of_a_blockized_scope():
+    # as TVM: after blockize, the inner block B writes B, which its scope (block `B_o`) does
+    # not allocate: it is that scope's output block (inlining it would leave B_o empty)
+    sch = tir.Schedule(elementwise, debug_mask="all")
+    sch.blockize(sch.get_loops(sch.get_block("B"))[1])
+    expect_error(sch, lambda: sch.compute_inline(sch.get_block("B")), "block `B` writes `B`",
+                 "scope (block `B_o`) does not allocate", "output block")
+
+
+@T.prim_func
+def mm_relu_small_cache_inlined(A: T.Buffer((16, 16), "float32"),
+                                B: T.Buffer((16, 16), "float32"),
+                                C: T.Buffer((16, 16), "float32")):
+    Y_local = T.alloc_buffer((16, 16), scope="local")
+    for i, j, k in T.grid(16, 16, 16):
+        with T.block("Y"):
+            vi, vj, vk = T.axis.remap("SSR", [i, j, k])
+            T.reads(A[vi, vk], B[vk, vj])
+            T.writes(Y_local[vi, vj])
+            with T.init():
+                Y_local[vi, vj] = T.float32(0)
+            Y_local[vi, vj] = Y_local[vi, vj] + A[vi, vk] * B[vk, vj]
+    for i, j in T.grid(16, 16):
+        with T.block("C"):
+            vi, vj = T.axis.remap("SS", [i, j])
+            T.reads(Y_local[vi, vj])
+            T.writes(C[vi, vj])
+            C[vi, vj] = T.max(Y_local[vi, vj], T.float32(0))
+
+
+def test_compute_inline_of_a_cache_write_copy_updates_reads_and_drops_the_buffer():
+    # as TVM: C reads Y_local afterwards (its T.reads too), and Y is no longer allocated
+    sch = tir.Schedule(mm_relu_small, debug_mask="all")
+    sch.compute_inline(sch.cache_write(sch.get_block("Y"), 0, "local"))
+    check(sch, mm_relu_small_cache_inlined)
+    verify_numeric(mm_relu_small, sch.mod)
+
+
+@T.prim_func
+def elementwise_explicit(A: T.Buffer((16, 16), "float32"), C: T.Buffer((16, 16), "float32")):
+    B = T.alloc_buffer((16, 16))
+    for i, j in T.grid(16, 16):
+        with T.block("B"):
+            vi, vj = T.axis.remap("SS", [i, j])
+            T.reads(A[vi, vj])
+            T.writes(B[vi, vj])
+            B[vi, vj] = A[vi, vj] * T.float32(2)
+    for i, j in T.grid(16, 16):
+        with T.block("C"):
+            vi, vj = T.axis.remap("SS", [i, j])
+            T.reads(B[vi, vj])
+            T.writes(C[vi, vj])
+            C[vi, vj] = B[vi, vj] + T.float32(1)
+
+
+def test_reverse_compute_inline_of_a_cache_write_copy_gives_the_kernel_back():
+    # as TVM: after reverse_compute_at, inlining the copy-back C_local into C writes C again;
+    # C_local's allocation goes and no T.reads/T.writes still names it
+    sch = tir.Schedule(elementwise, debug_mask="all")
+    copy = sch.cache_write(sch.get_block("C"), 0, "local")
+    sch.reverse_compute_at(copy, sch.get_loops(sch.get_block("C"))[0])
+    sch.reverse_compute_inline(copy)
+    check(sch, elementwise_explicit)
+    verify_numeric(elementwise, sch.mod)

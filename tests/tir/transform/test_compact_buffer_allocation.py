@@ -151,3 +151,32 @@ def test_index_that_cannot_be_bounded_is_left_alone():
                     B[vi, vk] = t[vk * vk]
 
     assert compact_buffer_allocation(f) is f
+
+
+@T.prim_func
+def sum_rf_under_j(A: T.Buffer((8, 16), "float32"), B: T.Buffer((1,), "float32")):
+    # B_rf[vj] accumulates over loop i (vi is a reduction iterator bound to i), while both
+    # blocks sit under loop j: the allocation must stay above loop i (as TVM's LCA detector)
+    B_rf = T.alloc_buffer((16, 1))
+    for i, j in T.grid(8, 16):
+        with T.block("B_rf"):
+            vj, vi = T.axis.remap("SR", [j, i])
+            with T.init():
+                B_rf[vj, 0] = T.float32(0)
+            B_rf[vj, 0] = B_rf[vj, 0] + A[vi, vj]
+        with T.block("B"):
+            vj = T.axis.reduce(16, j)
+            with T.init():
+                B[0] = T.float32(0)
+            B[0] = B[0] + B_rf[vj, 0]
+
+
+def test_a_buffer_a_reduction_accumulates_across_a_loop_is_not_shrunk_inside_it():
+    lowered = compact_buffer_allocation(sum_rf_under_j)
+    allocs = [b for b in lowered.body.block.alloc_buffers if b.name == "B_rf"]
+    assert [int(d.value) for d in allocs[0].shape] == [16, 1]
+    a = np.random.default_rng(0).random((8, 16), dtype="float32")
+    for build in (lnumpy.build, numba_cpu.build):
+        b = np.zeros(1, "float32")
+        build(sum_rf_under_j)(a, b)
+        np.testing.assert_allclose(b, [a.sum()], rtol=1e-5)
