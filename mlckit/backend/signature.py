@@ -51,7 +51,7 @@ class ArgumentError(TVMError, TypeError, ValueError):
     ...     f(np.zeros(4, "float32"), np.zeros(3, "float32"))
     ... except mlckit.lnumpy.ArgumentError as err:
     ...     print(err)
-    copy(): argument 2 (b) has shape (3,), expected (4,): dimension 0 is 3, expected 4
+    copy(): argument 2 (b) does not match its buffer T.Buffer((4,), "float32"): dimension 0 is 3, expected 4 (its shape is (3,))
     """
 
 
