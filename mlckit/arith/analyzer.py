@@ -35,7 +35,16 @@ INF = math.inf
 
 @dataclass(frozen=True)
 class ConstIntBound:
-    """``min_value <= expr <= max_value`` (``±math.inf`` when unbounded)."""
+    """``min_value <= expr <= max_value`` (``±math.inf`` when unbounded).
+
+    >>> from mlckit import arith, tir
+    >>> x = tir.Var("x", "int32")
+    >>> ana = arith.Analyzer()
+    >>> ana.bind(x, tir.Range(0, 8))
+    >>> bound = ana.const_int_bound(x * 2 + 1)
+    >>> bound, bound.is_const
+    (ConstIntBound(min_value=1, max_value=15), False)
+    """
 
     min_value: float
     max_value: float
@@ -47,7 +56,15 @@ class ConstIntBound:
 
 @dataclass
 class IntSet:
-    """The symbolic interval ``[min_value, max_value]`` (both inclusive)."""
+    """The symbolic interval ``[min_value, max_value]`` (both inclusive).
+
+    >>> from mlckit import arith, tir
+    >>> x = tir.Var("x", "int32")
+    >>> ana = arith.Analyzer()
+    >>> s = ana.int_set(x * 2, {x: tir.Range(0, 8)})
+    >>> s, s.extent(ana)
+    (IntSet(min_value=0, max_value=14), 15)
+    """
 
     min_value: PrimExpr
     max_value: PrimExpr
@@ -60,7 +77,13 @@ class IntSet:
 def substitute(obj: Any, vmap: dict) -> Any:
     """``obj`` (a PrimExpr, Range or list of them) with the Vars in ``vmap`` replaced.
 
-    ``vmap`` maps Var objects (or their ``id``) to expressions."""
+    ``vmap`` maps Var objects (or their ``id``) to expressions.
+
+    >>> from mlckit import arith, tir
+    >>> x, y = tir.Var("x", "int32"), tir.Var("y", "int32")
+    >>> arith.substitute(x + 1, {x: y * 2})
+    y * 2 + 1
+    """
     if not vmap:
         return obj
     table = {(k if isinstance(k, int) else id(k)): v for k, v in vmap.items()}
@@ -167,7 +190,15 @@ class _Lin:
 
 
 class Analyzer:
-    """Bind variable ranges, then simplify and bound integer expressions."""
+    """Bind variable ranges, then simplify and bound integer expressions.
+
+    >>> from mlckit import arith, tir
+    >>> x = tir.Var("x", "int32")
+    >>> ana = arith.Analyzer()
+    >>> ana.bind(x, tir.Range(0, 8))
+    >>> ana.simplify(x * 2 + x - x), ana.can_prove(x < 8), ana.can_prove(x < 7)
+    (x * 2, True, False)
+    """
 
     def __init__(self, unit_ranges_as_constants: bool = False):
         self.dom: dict[int, tuple[Var, Range]] = {}

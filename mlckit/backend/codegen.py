@@ -83,6 +83,25 @@ class GeneratedSource(str):
     ``stmt_lines(stmt)`` the lines a statement produced (several when unrolled);
     ``line_context[n]`` the Python names of the loop variables and block iterators in scope
     at line ``n``.
+
+    >>> from mlckit import lnumpy
+    >>> from mlckit.script import tir as T
+    >>> @T.prim_func
+    ... def double(a: T.Buffer((8,), "float32"), b: T.Buffer((8,), "float32")):
+    ...     for i in range(8):
+    ...         with T.block("B"):
+    ...             vi = T.axis.spatial(8, i)
+    ...             b[vi] = a[vi] * T.float32(2)
+    >>> src = lnumpy.to_source(double)
+    >>> print(src)
+    def double(a, b):
+        for i in range(8):
+            # block "B"
+            vi = i
+            b[vi] = a[vi] * 2.0
+    <BLANKLINE>
+    >>> type(src.line_to_stmt[2]).__name__, src.line_context[5]
+    ('For', (('i',), ('vi',)))
     """
 
     func: PrimFunc

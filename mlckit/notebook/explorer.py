@@ -6,7 +6,9 @@ TVMScript, its low-level NumPy twin, the diff to the step before and its measure
 everything as it was; ``undo`` / ``redo`` move along the steps.  Blocks are named by their
 names and loops by the names they print with (``j_0`` after splitting ``j``).  In a notebook
 the explorer displays as a widget (:mod:`~mlckit.notebook.explorer_widget`); everywhere it
-has a text form (``print(ex)``).
+has a text form (``print(ex)``).  The records it keeps (``Step``, ``Refusal``, ``LoopInfo``)
+are in :mod:`~mlckit.notebook.explorer_steps`; how it finds the blocks and loops an ``apply``
+call names, in :mod:`~mlckit.notebook.explorer_targets`.
 
 Example::
 
@@ -23,123 +25,29 @@ Example::
 from __future__ import annotations
 
 import functools
-import json
 import threading
 from collections.abc import Callable
-from dataclasses import dataclass, field
 
 from mlckit.error import TVMError, TVMTypeError, TVMValueError
 from mlckit.ir.module import IRModule
 from mlckit.tir.function import PrimFunc
 from mlckit.tir.schedule import Schedule
-from mlckit.tir.schedule.query import loop_srefs
 from mlckit.tir.schedule.rv import BlockRV, LoopRV
 
 from .diff import unified_diff
-from .explorer_primitives import (
-    BLOCK,
-    BLOCK_LOOP,
-    BLOCK_OTHER_LOOP,
-    LOOP,
-    LOOPS,
-    PRIMITIVES,
-    Primitive,
-    Selection,
+from .explorer_primitives import BLOCK, BLOCK_LOOP, LOOP, LOOPS, PRIMITIVES, Primitive, Selection
+from .explorer_steps import (  # noqa: F401 - format_value: its import path before the split
+    LoopInfo,
+    Refusal,
+    Step,
+    _loop_table,
+    format_call,
+    format_value,
 )
+from .explorer_targets import LoopNames, _Handles, _handles, _missing_target, _primitive
 from .kernel_timer import KernelTimer
 
 __all__ = ["LoopInfo", "Refusal", "ScheduleExplorer", "Step"]
-
-
-@dataclass(frozen=True)
-class LoopInfo:
-    """A loop of the function: its printed ``name`` and the ``blocks`` under it."""
-
-    name: str
-    blocks: tuple[str, ...]
-    var: object = field(repr=False, compare=False)
-
-
-@dataclass(eq=False)
-class Step:
-    """One step of an exploration: ``index`` (0 is the function as given), the
-    ``primitive`` and ``args`` of the ``apply`` call (``call`` as text), the printed names
-    of the loops or blocks it made (``new_names``), the schedule ``sch``, its ``script``
-    (TVMScript), ``lnumpy`` twin, ``diff`` to the step before, and the measured run time
-    ``seconds`` with ``agrees`` (its results equal step 0's), or why not (``measure_error``).
-
-    Example::
-
-        step = ex.apply("split", block="Y", loop="j", factors=[None, 4])
-        step.ok, step.index, step.new_names      # True, 1, ['j_0', 'j_1']
-        print(step.diff); print(step.trace)
-    """
-
-    index: int
-    primitive: str | None
-    args: dict
-    call: str
-    new_names: list[str]
-    sch: Schedule = field(repr=False)
-    script: str = field(repr=False)
-    lnumpy: str = field(repr=False)
-    diff: str = field(repr=False)
-    loops: list[LoopInfo] = field(repr=False, default_factory=list)
-    blocks: list[str] = field(repr=False, default_factory=list)
-    seconds: float | None = None
-    agrees: bool | None = None
-    measure_error: str | None = None
-    measurement: object = field(default=None, repr=False)
-    pending: bool = False  # being measured
-    handles: list = field(default_factory=list, repr=False)
-
-    ok = True
-
-    @property
-    def trace(self) -> str:
-        """The schedule's trace as Python (``str(sch.trace)``)."""
-        return str(self.sch.trace)
-
-    @property
-    def label(self) -> str:
-        """``call`` and the names it made: ``split(block="Y", …) → j_0, j_1``."""
-        made = f" → {', '.join(self.new_names)}" if self.new_names else ""
-        return f"{self.call}{made}"
-
-    @property
-    def time_text(self) -> str:
-        """The run time for a person: ``2.71 ms``, or why there is none."""
-        if self.seconds is None:
-            if self.pending:
-                return "measuring…"
-            return "not measured" if self.measure_error is None else "not measurable"
-        ms = self.seconds * 1e3
-        return f"{ms:.2f} ms" if ms < 1000 else f"{self.seconds:.2f} s"
-
-    def __repr__(self) -> str:
-        return f"step {self.index}: {self.label}"
-
-
-@dataclass(eq=False)
-class Refusal:
-    """A step the schedule refused: the ``call`` and the ``error`` message (the explorer
-    stays where it was).
-
-    Example::
-
-        r = ex.apply("compute_inline", block="Y")
-        r.ok, r.error          # False, 'ScheduleError: compute_inline: block `Y` is a reduction …'
-    """
-
-    primitive: str
-    args: dict
-    call: str
-    error: str
-
-    ok = False
-
-    def __repr__(self) -> str:
-        return f"refused: {self.call}: {self.error}"
 
 
 def _serialized(method):
@@ -169,7 +77,7 @@ def _check_schedulable(func_or_mod) -> None:
     raise TVMTypeError(f"ScheduleExplorer schedules TensorIR, not {kind}; {hint}")
 
 
-class ScheduleExplorer:
+class ScheduleExplorer(LoopNames):
     """Explore schedules of a PrimFunc (or of one PrimFunc of an IRModule), step by step.
 
     ``measure``: build each step with Numba and time it on random inputs (``seed``).
@@ -416,67 +324,6 @@ class ScheduleExplorer:
         made = _handles(result)
         return made, h.known() + made
 
-    def _require_block(self, spec: Primitive, block) -> str:
-        if block is None:
-            raise TVMValueError(f"{spec.name}: give block=...")
-        self._check_block(block)
-        return block
-
-    def _check_block(self, block: str) -> None:
-        if block not in self.current.blocks:
-            raise TVMValueError(f"there is no block {block!r} (the blocks: "
-                                f"{', '.join(self.current.blocks) or 'none'})")
-
-    # Loops are found by printed name in the current step; each resolver returns the loop's
-    # LoopInfo with a block under it, which is how a handle to it is made (get_loops).
-    def _own_loop(self, block: str, loop, prim: str) -> tuple[str, LoopInfo]:
-        """The loop ``loop`` above ``block``."""
-        if isinstance(loop, tuple):
-            owner, name = loop
-            info = self._info(owner, name, prim)
-            if block not in info.blocks:
-                raise TVMValueError(f"{prim}: loop `{name}` above block `{owner}` is not above "
-                                    f"block `{block}`")
-            return block, info
-        return block, self._info(block, loop, prim)
-
-    def _other_loop(self, block: str, loop, prim: str) -> tuple[str, LoopInfo]:
-        """The loop ``loop`` of another nest than ``block``'s."""
-        if isinstance(loop, tuple):
-            return self._own_loop(loop[0], loop, prim)
-        owners = [b for b, name in self.other_loops(block) if name == loop]
-        if not owners:
-            raise TVMValueError(f"{prim}: there is no loop `{loop}` outside the nest of block "
-                                f"`{block}` (those loops: "
-                                + (", ".join(n for _, n in self.other_loops(block)) or "none")
-                                + ")")
-        if len(owners) > 1:
-            raise TVMValueError(f"{prim}: several loops outside block `{block}` are called "
-                                f"`{loop}`; name one with its block, e.g. loop="
-                                f"{format_value((owners[0], loop))}")
-        return self._own_loop(owners[0], loop, prim)
-
-    def _any_loop(self, block, loop, prim: str) -> tuple[str, LoopInfo]:
-        """The loop ``loop`` above ``block``; without a block, the only loop so named."""
-        if loop is None:
-            raise TVMValueError(f"{prim}: give loop=...")
-        if block is not None or isinstance(loop, tuple):
-            return self._own_loop(block if block is not None else loop[0], loop, prim)
-        owners = [lp.blocks[0] for lp in self.current.loops if lp.name == loop]
-        if len(owners) != 1:
-            where = (f"loops called `{loop}` are above blocks {', '.join(owners)}" if owners
-                     else f"there is no loop `{loop}`")
-            raise TVMValueError(f"{prim}: {where}; give the block too, e.g. block=...")
-        return self._own_loop(owners[0], loop, prim)
-
-    def _info(self, block: str, name: str, prim: str) -> LoopInfo:
-        self._check_block(block)
-        for lp in self.current.loops:
-            if lp.name == name and block in lp.blocks:
-                return lp
-        raise TVMValueError(f"{prim}: there is no loop `{name}` above block `{block}` (its "
-                            f"loops: {', '.join(self.loops(block)) or 'none'})")
-
     # -- steps ----------------------------------------------------------------------------
     def _make_step(self, index: int, sch: Schedule, primitive, args: dict, call: str,
                    result: list, before: Step | None) -> Step:
@@ -565,107 +412,3 @@ class ScheduleExplorer:
             print(self.text())
             return
         view.live.display()
-
-
-class _Handles:
-    """The block and loop handles of a schedule, reusing those the steps before made, so
-    that the trace reads as a person writes it: one ``get_block`` per block."""
-
-    def __init__(self, work: Schedule, known: list):
-        self.work = work
-        self.blocks: dict[str, BlockRV] = {}
-        self.loops: dict[int, LoopRV] = {}  # id(loop_var) -> handle
-        for rv in known:
-            try:
-                stmt = work.get(rv)
-            except TVMError:  # removed by a step since
-                continue
-            if isinstance(rv, BlockRV):
-                self.blocks.setdefault(stmt.name_hint, rv)
-            else:
-                self.loops.setdefault(id(stmt.loop_var), rv)
-
-    def block(self, name: str) -> BlockRV:
-        if name not in self.blocks:
-            self.blocks[name] = self.work.get_block(name)
-        return self.blocks[name]
-
-    def loop(self, block: str, info: LoopInfo) -> LoopRV:
-        if id(info.var) not in self.loops:
-            for rv in self.work.get_loops(self.block(block)):
-                self.loops.setdefault(id(self.work.get(rv).loop_var), rv)
-        return self.loops[id(info.var)]
-
-    def known(self) -> list:
-        return list(self.blocks.values()) + list(self.loops.values())
-
-
-def _handles(result) -> list:
-    """What a primitive returned, as a list (named once the new step is printed)."""
-    if result is None:
-        return []
-    return list(result) if isinstance(result, (list, tuple)) else [result]
-
-
-def _primitive(name: str) -> Primitive:
-    spec = PRIMITIVES.get(name)
-    if spec is None:
-        raise TVMValueError(f"the explorer has no primitive {name!r} (it has: "
-                            f"{', '.join(PRIMITIVES)})")
-    return spec
-
-
-def _missing_target(spec: Primitive, sel: Selection) -> str | None:
-    needs_block = spec.target in (BLOCK, BLOCK_LOOP, BLOCK_OTHER_LOOP, LOOPS)
-    needs_loop = spec.target in (LOOP, BLOCK_LOOP, BLOCK_OTHER_LOOP, LOOPS)
-    if needs_block and sel.block is None:
-        return "pick a block"
-    if needs_loop and sel.loop is None:
-        return "pick a loop"
-    if spec.target in (LOOP, BLOCK_LOOP, LOOPS) and sel.block is not None \
-            and sel.own_loop is None and not _above(sel):
-        return f"the loop is not above block `{sel.block}`"
-    if spec.target == BLOCK_OTHER_LOOP and (sel.own_loop is not None or _above(sel)):
-        return f"{spec.name} needs a loop of another nest than block `{sel.block}`'s"
-    return None
-
-
-def _above(sel: Selection) -> bool:
-    """Whether a ``(block, name)`` loop is also above the selected block."""
-    return isinstance(sel.loop, tuple) and sel.loop[0] == sel.block
-
-
-def _loop_table(sch: Schedule, func_name: str, names: dict) -> tuple[list[LoopInfo], list[str]]:
-    """Every loop of the function with its printed name and the blocks under it (in program
-    order), and the block names (``Step.loops``, ``Step.blocks``)."""
-    order: list = []
-    under: dict[int, list[str]] = {}
-    blocks = []
-    for sref in sch.state.func_refs[func_name]:
-        if not sref.is_block or sref.parent is None:
-            continue
-        blocks.append(sref.stmt.name_hint)
-        for lp in loop_srefs(sref):
-            var = lp.stmt.loop_var
-            if id(var) not in under:
-                under[id(var)] = []
-                order.append(var)
-            under[id(var)].append(sref.stmt.name_hint)
-    loops = [LoopInfo(names.get(id(v), v.name_hint), tuple(under[id(v)]), v) for v in order]
-    return loops, blocks
-
-
-def format_value(v) -> str:
-    """A parameter value as Python, strings in double quotes: ``["j_0", "k"]``."""
-    if isinstance(v, str):
-        return json.dumps(v)
-    if isinstance(v, list):
-        return "[" + ", ".join(format_value(x) for x in v) + "]"
-    if isinstance(v, tuple):
-        return "(" + ", ".join(format_value(x) for x in v) + ("," if len(v) == 1 else "") + ")"
-    return repr(v)
-
-
-def format_call(primitive: str, args: dict) -> str:
-    """``split(block="Y", loop="j", factors=[None, 8])``: an apply call as text."""
-    return f"{primitive}({', '.join(f'{k}={format_value(v)}' for k, v in args.items())})"

@@ -112,7 +112,14 @@ class ExprOp:
 
 @node
 class PrimExpr(ExprOp, Node):
-    """Base of TIR expressions. Every PrimExpr has a ``dtype``."""
+    """Base of TIR expressions. Every PrimExpr has a ``dtype``; Python operators build new ones.
+
+    >>> from mlckit import tir
+    >>> x = tir.Var("x", "int32")
+    >>> e = x * 2 + 1
+    >>> isinstance(e, tir.PrimExpr), e, e.dtype
+    (True, x * 2 + 1, 'int32')
+    """
 
     __hash__ = object.__hash__
     __eq__ = ExprOp.__eq__
@@ -121,6 +128,14 @@ class PrimExpr(ExprOp, Node):
 # -- leaves ------------------------------------------------------------------------------
 @node
 class IntImm(PrimExpr):
+    """An integer (or bool) constant of a given dtype.
+
+    >>> from mlckit import tir
+    >>> c = tir.IntImm("int64", 3)
+    >>> c, c.dtype, c.value
+    (T.int64(3), 'int64', 3)
+    """
+
     dtype: str
     value: int
 
@@ -142,6 +157,14 @@ class IntImm(PrimExpr):
 
 @node
 class FloatImm(PrimExpr):
+    """A floating-point constant of a given dtype.
+
+    >>> from mlckit import tir
+    >>> c = tir.FloatImm("float32", 1.5)
+    >>> c, c.value
+    (T.float32(1.5), 1.5)
+    """
+
     dtype: str
     value: float
 
@@ -157,6 +180,14 @@ class FloatImm(PrimExpr):
 
 @node
 class StringImm(PrimExpr):
+    """A string constant (an argument of some intrinsics); its dtype is ``handle``.
+
+    >>> from mlckit import tir
+    >>> s = tir.StringImm("hello")
+    >>> s, s.dtype
+    ("hello", 'handle')
+    """
+
     value: str
 
     @property
@@ -168,7 +199,13 @@ class StringImm(PrimExpr):
 
 @node
 class Var(PrimExpr):
-    """A scalar variable: loop variable, symbolic shape, block iterator, or a handle."""
+    """A scalar variable: loop variable, symbolic shape, block iterator, or a handle.
+
+    >>> from mlckit import tir
+    >>> i = tir.Var("i", "int32")
+    >>> i, i.name, i.dtype, i + 1
+    (i, 'i', 'int32', i + 1)
+    """
 
     name_hint: str = "v"
     dtype: str = "int32"
@@ -188,7 +225,13 @@ class Var(PrimExpr):
 
 @node
 class SizeVar(Var):
-    """A Var known to be non-negative (a symbolic size)."""
+    """A Var known to be non-negative (a symbolic size).
+
+    >>> from mlckit import tir
+    >>> n = tir.SizeVar("n", "int64")
+    >>> n, n.dtype, isinstance(n, tir.Var)
+    (n, 'int64', True)
+    """
 
     __hash__ = PrimExpr.__hash__
 
@@ -196,6 +239,15 @@ class SizeVar(Var):
 # -- arithmetic ---------------------------------------------------------------------------
 @node
 class BinaryOpExpr(PrimExpr):
+    """Base of the arithmetic nodes (``Add`` … ``Max``): operands ``a`` and ``b``, the dtype
+    of ``a``.
+
+    >>> from mlckit import tir
+    >>> e = tir.Var("x", "int32") + 1
+    >>> isinstance(e, tir.BinaryOpExpr), e.a, e.b
+    (True, x, 1)
+    """
+
     a: PrimExpr
     b: PrimExpr
 
@@ -206,30 +258,50 @@ class BinaryOpExpr(PrimExpr):
     __hash__ = PrimExpr.__hash__
 
 
-def _node_class(base: type, name: str, doc: str) -> type:
-    """A node class ``name`` deriving from ``base`` (the arithmetic and comparison families)."""
+_EXAMPLE = """
+
+    >>> from mlckit import tir
+    >>> x, y = tir.Var("x", "int32"), tir.Var("y", "int32")
+    >>> {call}
+    {shown}
+    """
+
+
+def _node_class(base: type, name: str, doc: str, call: str, shown: str) -> type:
+    """A node class ``name`` deriving from ``base`` (the arithmetic and comparison families),
+    its docstring ``doc`` followed by the example ``call`` printing ``shown``."""
+    doc += _EXAMPLE.format(call=call, shown=shown)
     cls = type(name, (base,), {"__doc__": doc, "__hash__": PrimExpr.__hash__})
     cls.__module__ = __name__
     return node(cls)
 
 
-def _binop(name: str, doc: str) -> type:
-    return _node_class(BinaryOpExpr, name, doc)
+def _binop(name: str, doc: str, shown: str) -> type:
+    return _node_class(BinaryOpExpr, name, doc, f"tir.{name}(x, y), tir.{name}(x, y).dtype",
+                       f"({shown}, 'int32')")
 
 
-Add = _binop("Add", "a + b")
-Sub = _binop("Sub", "a - b")
-Mul = _binop("Mul", "a * b")
-Div = _binop("Div", "a / b (truncated for integers)")
-Mod = _binop("Mod", "truncated remainder of a / b")
-FloorDiv = _binop("FloorDiv", "a // b (rounds toward minus infinity)")
-FloorMod = _binop("FloorMod", "a % b (sign of b)")
-Min = _binop("Min", "min(a, b)")
-Max = _binop("Max", "max(a, b)")
+Add = _binop("Add", "a + b", "x + y")
+Sub = _binop("Sub", "a - b", "x - y")
+Mul = _binop("Mul", "a * b", "x * y")
+Div = _binop("Div", "a / b (truncated for integers)", "T.Div(x, y)")
+Mod = _binop("Mod", "truncated remainder of a / b", "T.truncmod(x, y)")
+FloorDiv = _binop("FloorDiv", "a // b (rounds toward minus infinity)", "x // y")
+FloorMod = _binop("FloorMod", "a % b (sign of b)", "x % y")
+Min = _binop("Min", "min(a, b)", "T.min(x, y)")
+Max = _binop("Max", "max(a, b)", "T.max(x, y)")
 
 
 @node
 class CmpExpr(BinaryOpExpr):
+    """Base of the comparisons and logical connectives (``EQ`` … ``Or``): a ``bool``.
+
+    >>> from mlckit import tir
+    >>> e = tir.Var("x", "int32") < 4
+    >>> isinstance(e, tir.CmpExpr), e, e.dtype
+    (True, x < 4, 'bool')
+    """
+
     @property
     def dtype(self) -> str:
         return "bool"
@@ -237,22 +309,30 @@ class CmpExpr(BinaryOpExpr):
     __hash__ = PrimExpr.__hash__
 
 
-def _cmpop(name: str, doc: str) -> type:
-    return _node_class(CmpExpr, name, doc)
+def _cmpop(name: str, doc: str, call: str, shown: str) -> type:
+    return _node_class(CmpExpr, name, doc, f"{call}, {call}.dtype", f"({shown}, 'bool')")
 
 
-EQ = _cmpop("EQ", "a == b")
-NE = _cmpop("NE", "a != b")
-LT = _cmpop("LT", "a < b")
-LE = _cmpop("LE", "a <= b")
-GT = _cmpop("GT", "a > b")
-GE = _cmpop("GE", "a >= b")
-And = _cmpop("And", "a and b")
-Or = _cmpop("Or", "a or b")
+EQ = _cmpop("EQ", "a == b", "tir.EQ(x, y)", "x == y")
+NE = _cmpop("NE", "a != b", "tir.NE(x, y)", "x != y")
+LT = _cmpop("LT", "a < b", "tir.LT(x, y)", "x < y")
+LE = _cmpop("LE", "a <= b", "tir.LE(x, y)", "x <= y")
+GT = _cmpop("GT", "a > b", "tir.GT(x, y)", "x > y")
+GE = _cmpop("GE", "a >= b", "tir.GE(x, y)", "x >= y")
+And = _cmpop("And", "a and b", "tir.And(x < y, y < 8)", "x < y and y < 8")
+Or = _cmpop("Or", "a or b", "tir.Or(x < y, y < 8)", "x < y or y < 8")
 
 
 @node
 class Not(PrimExpr):
+    """Logical negation of a ``bool`` expression.
+
+    >>> from mlckit import tir
+    >>> e = tir.Not(tir.Var("x", "int32") < 4)
+    >>> e, e.dtype
+    (not x < 4, 'bool')
+    """
+
     a: PrimExpr
 
     @property
@@ -264,7 +344,13 @@ class Not(PrimExpr):
 
 @node
 class Select(PrimExpr):
-    """``condition ? true_value : false_value`` (both sides evaluated)."""
+    """``condition ? true_value : false_value`` (both sides evaluated).
+
+    >>> from mlckit import tir
+    >>> x = tir.Var("x", "int32")
+    >>> tir.Select(x < 0, 0, x)
+    T.Select(x < 0, 0, x)
+    """
 
     condition: PrimExpr
     true_value: PrimExpr
@@ -279,6 +365,14 @@ class Select(PrimExpr):
 
 @node
 class Cast(PrimExpr):
+    """``value`` converted to ``dtype``.
+
+    >>> from mlckit import tir
+    >>> e = tir.Cast("float32", tir.Var("x", "int32"))
+    >>> e, e.dtype
+    (T.Cast("float32", x), 'float32')
+    """
+
     dtype: str
     value: PrimExpr
 
@@ -290,7 +384,13 @@ class Cast(PrimExpr):
 
 @node
 class Let(PrimExpr):
-    """``body`` with ``var`` bound to ``value``."""
+    """``body`` with ``var`` bound to ``value``.
+
+    >>> from mlckit import tir
+    >>> x, y = tir.Var("x", "int32"), tir.Var("y", "int32")
+    >>> tir.Let(y, x + 1, y * 2)
+    T.Let(y * 2, where={y: x + 1})
+    """
 
     var: Var
     value: PrimExpr
@@ -308,7 +408,13 @@ class Let(PrimExpr):
 
 @node
 class Call(PrimExpr):
-    """A call of an intrinsic op (``T.exp(x)`` is ``Call("float32", Op("tir.exp"), [x])``)."""
+    """A call of an intrinsic op (``T.exp(x)`` is ``Call("float32", Op("tir.exp"), [x])``).
+
+    >>> from mlckit import tir
+    >>> e = tir.exp(tir.Var("f", "float32"))
+    >>> type(e).__name__, e, e.op.name, e.dtype
+    ('Call', T.exp(f), 'tir.exp', 'float32')
+    """
 
     dtype: str
     op: Any
@@ -323,7 +429,15 @@ class Call(PrimExpr):
 
 @node
 class BufferLoad(PrimExpr):
-    """``buffer[indices]``."""
+    """``buffer[indices]``.
+
+    >>> from mlckit import tir
+    >>> A = tir.decl_buffer((4, 8), "float32", name="A")
+    >>> i = tir.Var("i", "int32")
+    >>> load = tir.BufferLoad(A, [i, 0])
+    >>> load, load.dtype
+    (A[i, 0], 'float32')
+    """
 
     buffer: Any
     indices: list
@@ -341,7 +455,13 @@ class BufferLoad(PrimExpr):
 # -- loop ranges and iterators --------------------------------------------------------------
 @node
 class Range(Node):
-    """The half-open interval ``[min, min + extent)``."""
+    """The half-open interval ``[min, min + extent)``.
+
+    >>> from mlckit import tir
+    >>> r = tir.Range(0, 8)
+    >>> r, r.min, r.extent
+    (I.Range(0, 8), 0, 8)
+    """
 
     min: PrimExpr
     extent: PrimExpr
@@ -356,7 +476,12 @@ class Range(Node):
 
 
 class IterVarType:
-    """Kinds of block iterators and thread axes, with TVM's numbering."""
+    """Kinds of block iterators and thread axes, with TVM's numbering.
+
+    >>> from mlckit import tir
+    >>> tir.IterVarType.DataPar, tir.IterVarType.CommReduce
+    (0, 2)
+    """
 
     DataPar = 0
     ThreadIndex = 1
@@ -370,7 +495,13 @@ class IterVar(ExprOp, Node):
     """A block iterator (``dom``, ``var``, kind) or a thread axis (``thread_tag``).
 
     In an expression an IterVar stands for its ``var``, as in TVM: with
-    ``k = te.reduce_axis((0, 16), "k")``, ``A[i, k]`` and ``k * 2`` use ``k.var``."""
+    ``k = te.reduce_axis((0, 16), "k")``, ``A[i, k]`` and ``k * 2`` use ``k.var``.
+
+    >>> from mlckit import tir
+    >>> k = tir.IterVar(tir.Range(0, 16), tir.Var("k", "int32"), tir.IterVarType.CommReduce)
+    >>> k.var, k.dom, k * 2
+    (k, I.Range(0, 16), k * 2)
+    """
 
     dom: Range
     var: Var

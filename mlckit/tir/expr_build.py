@@ -84,7 +84,12 @@ def _fold_constant_compare(a, b) -> bool | None:
 
 # -- conversion, promotion and constant folding --------------------------------------------
 def const(value, dtype: str | None = None) -> PrimExpr:
-    """A constant of ``dtype`` (inferred from the Python value when omitted)."""
+    """A constant of ``dtype`` (inferred from the Python value when omitted).
+
+    >>> from mlckit import tir
+    >>> tir.const(3), tir.const(2.5), tir.const(1, "float16")
+    (3, T.float32(2.5), T.float16(1.0))
+    """
     if dtype is None:
         if isinstance(value, bool):
             dtype = "bool"
@@ -99,7 +104,13 @@ def const(value, dtype: str | None = None) -> PrimExpr:
 
 
 def convert(value, dtype: str | None = None) -> Any:
-    """Turn a Python scalar into a PrimExpr constant; PrimExprs pass through."""
+    """Turn a Python scalar into a PrimExpr constant; PrimExprs pass through.
+
+    >>> from mlckit import tir
+    >>> x = tir.Var("x", "int32")
+    >>> tir.convert(5), tir.convert(1.5), tir.convert(x) is x
+    (5, T.float32(1.5), True)
+    """
     if isinstance(value, (EqualOp,)):
         return value.asobject()
     if isinstance(value, PrimExpr):
@@ -246,18 +257,42 @@ def mul(a, b) -> PrimExpr:
 
 
 def floordiv(a, b) -> PrimExpr:
+    """``a // b`` rounded toward minus infinity (a ``FloorDiv``; constants fold).
+
+    >>> from mlckit import tir
+    >>> tir.floordiv(tir.Var("x", "int32"), 4), tir.floordiv(-7, 2)
+    (x // 4, -4)
+    """
     return _binary(FloorDiv, a, b)
 
 
 def floormod(a, b) -> PrimExpr:
+    """``a % b`` with the sign of ``b`` (a ``FloorMod``; constants fold).
+
+    >>> from mlckit import tir
+    >>> tir.floormod(tir.Var("x", "int32"), 4), tir.floormod(-7, 2)
+    (x % 4, 1)
+    """
     return _binary(FloorMod, a, b)
 
 
 def truncdiv(a, b) -> PrimExpr:
+    """``a / b`` rounded toward zero, as C does (a ``Div``).
+
+    >>> from mlckit import tir
+    >>> tir.truncdiv(tir.Var("x", "int32"), 4)
+    T.Div(x, 4)
+    """
     return _binary(Div, a, b)
 
 
 def truncmod(a, b) -> PrimExpr:
+    """The remainder of ``truncdiv``, with the sign of ``a`` (a ``Mod``).
+
+    >>> from mlckit import tir
+    >>> tir.truncmod(tir.Var("x", "int32"), 4)
+    T.truncmod(x, 4)
+    """
     return _binary(Mod, a, b)
 
 
@@ -302,7 +337,13 @@ def logical_not(a) -> PrimExpr:
 
 
 def cast(value, dtype: str) -> PrimExpr:
-    """``value`` converted to ``dtype`` (constants are converted directly)."""
+    """``value`` converted to ``dtype`` (constants are converted directly).
+
+    >>> from mlckit import tir
+    >>> x = tir.Var("x", "int32")
+    >>> tir.cast(x, "float32"), tir.cast(3, "float32"), tir.cast(x, "int32") is x
+    (T.Cast("float32", x), T.float32(3.0), True)
+    """
     dtype = dt.check_dtype(dtype)
     value = convert(value)
     if value.dtype == dtype:

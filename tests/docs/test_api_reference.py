@@ -1,8 +1,7 @@
 """The API reference's promises: every public name has a docstring with a tiny example, the
 doctests among them pass, and every name docs/tvm_names.md lists has a docstring.
 
-The names still without an example are listed in ``docs/_ext/pending_examples.txt``; the
-list may only shrink (``python docs/_ext/apiref.py`` prints them by file).
+``python docs/_ext/apiref.py`` prints the names without an example, by file.
 """
 
 from __future__ import annotations
@@ -19,8 +18,6 @@ import mlckit
 REPO = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(REPO / "docs" / "_ext"))
 import apiref  # noqa: E402
-
-PENDING = REPO / "docs" / "_ext" / "pending_examples.txt"
 
 
 def _modules_with_doctests() -> list[str]:
@@ -48,13 +45,9 @@ def test_docstring_examples_run(module):
     assert result.failed == 0, f"{result.failed} of {result.attempted} examples in {module} failed"
 
 
-def test_every_public_name_has_an_example_or_is_pending():
+def test_every_public_name_has_an_example():
     missing = sorted(f"{n.package}.{n.name}" for n in apiref.missing_examples())
-    pending = PENDING.read_text().split()
-    new = sorted(set(missing) - set(pending))
-    done = sorted(set(pending) - set(missing))
-    assert not new, f"public names without a docstring example: {new}"
-    assert not done, f"these have an example now: remove them from {PENDING.name}: {done}"
+    assert not missing, f"public names without a docstring example: {missing}"
 
 
 def test_a_docstring_example_is_a_doctest_or_a_code_block():
@@ -82,7 +75,7 @@ def test_names_listed_in_tvm_names_have_docstrings():
     listed = apiref.listed_names(REPO / "docs" / "tvm_names.md")
     assert "tvm.tir.Schedule" in listed or "tir.Schedule" in listed
     without = set(apiref.listed_without_docstring(REPO / "docs" / "tvm_names.md"))
-    assert without <= apiref.PENDING_LISTED, sorted(without - apiref.PENDING_LISTED)
+    assert not without, sorted(without)
 
 
 def test_names_in_tvm_names_are_read_through_braces_and_calls():

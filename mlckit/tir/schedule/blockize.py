@@ -199,88 +199,111 @@ class BlockizeMixin:
                                                                      vi_i = T.axis.spatial(16, i_1)
                                                                      B[vi_o * 16 + vi_i] = …
         """
-        prim = "blockize"
-        if isinstance(target, (list, tuple)):
-            raise ScheduleError(prim, "blockizing a list of blocks is not supported yet; pass "
-                                "the loop whose subtree becomes the new block")
-        loop_sref = self._loop_sref(target, prim)
-        loop = loop_sref.stmt
-        realize = single_child_realize(prim, loop_sref)
-        block = realize.block
-        block_sref = self.state.get_sref(block)
-        bname = block.name_hint
-        # loops from the block up to `loop` (inner, innermost first) and above it (outer)
-        inner_loops, outer_loops = [], []
-        p, inner = block_sref.parent, True
-        while p is not None and p.is_loop:
-            (inner_loops if inner else outer_loops).append(p.stmt)
-            if p is loop_sref:
-                inner = False
-            p = p.parent
-        division = subspace_divide(realize, inner_loops, outer_loops, preserve_unit_iters)
-        if division is None:
-            raise ScheduleError(
-                prim, f"the bindings of block `{bname}` cannot be divided by the loops starting "
-                f"at {describe_loop(loop)}: each iterator must be `outer * inner_extent + inner` "
-                f"with `inner` driven only by {describe_loop(loop)} and the loops under it",
-                [block, loop])
-        parts, outer_pred, inner_pred = division
-        outer_ivs, outer_values, inner_ivs, inner_values, subst = [], [], [], [], {}
-        for iv, (ob, oe, ib, ie) in zip(block.iter_vars, parts):
-            o_iv = IterVar(Range(IntImm(oe.dtype, 0), oe), Var(iv.var.name_hint + "_o",
-                                                                  iv.var.dtype), iv.iter_type)
-            outer_ivs.append(o_iv)
-            outer_values.append(ob)
-            if _is_one(ie):
-                if _is_one(oe) and not preserve_unit_iters:
-                    subst[iv.var] = IntImm(iv.var.dtype, 0)
-                else:
-                    subst[iv.var] = o_iv.var
-            else:
-                i_iv = IterVar(Range(IntImm(ie.dtype, 0), ie),
-                               Var(iv.var.name_hint + "_i", iv.var.dtype), iv.iter_type)
-                inner_ivs.append(i_iv)
-                inner_values.append(ib)
-                subst[iv.var] = i_iv.var if _is_one(oe) else E.add(E.mul(o_iv.var, ie), i_iv.var)
-        ana = Analyzer()
-        inner_dom = {}
-        for i_iv in inner_ivs:
-            ana.bind(i_iv.var, i_iv.dom)
-            inner_dom[id(i_iv.var)] = i_iv.dom
+        block_sref, loop, inner_loops, division = _check_blockize(self, target,
+                                                                  preserve_unit_iters)
         rw = Rewrite()
-
-        def sub(e):
-            new = substitute(e, subst)
-            return ana.simplify(new) if new is not e else e
-
-        def sub_regions(regions):
-            return [BufferRegion(r.buffer, [Range(sub(x.min), sub(x.extent)) for x in r.region])
-                    for r in regions]
-
-        body = substitute_stmt(block.body, subst, rw, ana.simplify)
-        init = substitute_stmt(block.init, subst, rw, ana.simplify) if block.init is not None \
-            else None
-        reads, writes = sub_regions(block.reads), sub_regions(block.writes)
-        has_outer_reduction = init is not None and any(
-            iv.iter_type == E.IterVarType.CommReduce for iv in outer_ivs)
-        inner_block = rw.derive(
-            block, iter_vars=inner_ivs, body=body, init=None, writes=writes,
-            reads=(writes + reads) if has_outer_reduction else reads)
-        inner_realize = S.BlockRealize(inner_values, inner_pred, inner_block)
-        nest = inner_realize
-        for lp in inner_loops:
-            nest = rw.derive(lp, body=nest)
-        outer_init = None
-        if init is not None:
-            outer_init = _outer_init(init, inner_realize, inner_loops, bname + "_init")
-        outer_block = S.Block(outer_ivs, relax_regions(reads, inner_dom, ana),
-                              relax_regions(writes, inner_dom, ana), bname + "_o", nest,
-                              outer_init)
-        outer_realize = S.BlockRealize(outer_values, outer_pred, outer_block)
-        func = self.mod[block_sref.func_name]
-        new_body = replace_stmts(func.body, {id(loop): outer_realize}, rw)
+        new_body, outer_block = _apply_blockize(self.mod[block_sref.func_name], block_sref, loop,
+                                                inner_loops, division, preserve_unit_iters, rw)
         self._commit(block_sref.func_name, new_body, rw)
         return self._rv_for(self.state.get_sref(outer_block), BlockRV)
+
+
+def _check_blockize(sch, target, preserve_unit_iters):
+    """Every condition of ``blockize``; changes nothing.  Returns the block's sref, the loop,
+    the loops from the block up to it (innermost first) and the division of the bindings."""
+    prim = "blockize"
+    if isinstance(target, (list, tuple)):
+        raise ScheduleError(prim, "blockizing a list of blocks is not supported yet; pass "
+                            "the loop whose subtree becomes the new block")
+    loop_sref = sch._loop_sref(target, prim)
+    loop = loop_sref.stmt
+    realize = single_child_realize(prim, loop_sref)
+    block = realize.block
+    block_sref = sch.state.get_sref(block)
+    # loops from the block up to `loop` (inner, innermost first) and above it (outer)
+    inner_loops, outer_loops = [], []
+    p, inner = block_sref.parent, True
+    while p is not None and p.is_loop:
+        (inner_loops if inner else outer_loops).append(p.stmt)
+        if p is loop_sref:
+            inner = False
+        p = p.parent
+    division = subspace_divide(realize, inner_loops, outer_loops, preserve_unit_iters)
+    if division is None:
+        raise ScheduleError(
+            prim, f"the bindings of block `{block.name_hint}` cannot be divided by the loops "
+            f"starting at {describe_loop(loop)}: each iterator must be `outer * inner_extent + "
+            f"inner` with `inner` driven only by {describe_loop(loop)} and the loops under it",
+            [block, loop])
+    return block_sref, loop, inner_loops, division
+
+
+def _divide_iters(block, parts, preserve_unit_iters):
+    """The outer and inner iterators with their bindings, and the map from each original
+    iterator to its ``outer * inner_extent + inner`` form."""
+    outer_ivs, outer_values, inner_ivs, inner_values, subst = [], [], [], [], {}
+    for iv, (ob, oe, ib, ie) in zip(block.iter_vars, parts):
+        o_iv = IterVar(Range(IntImm(oe.dtype, 0), oe), Var(iv.var.name_hint + "_o",
+                                                              iv.var.dtype), iv.iter_type)
+        outer_ivs.append(o_iv)
+        outer_values.append(ob)
+        if _is_one(ie):
+            if _is_one(oe) and not preserve_unit_iters:
+                subst[iv.var] = IntImm(iv.var.dtype, 0)
+            else:
+                subst[iv.var] = o_iv.var
+        else:
+            i_iv = IterVar(Range(IntImm(ie.dtype, 0), ie),
+                           Var(iv.var.name_hint + "_i", iv.var.dtype), iv.iter_type)
+            inner_ivs.append(i_iv)
+            inner_values.append(ib)
+            subst[iv.var] = i_iv.var if _is_one(oe) else E.add(E.mul(o_iv.var, ie), i_iv.var)
+    return outer_ivs, outer_values, inner_ivs, inner_values, subst
+
+
+def _apply_blockize(func, block_sref, loop, inner_loops, division, preserve_unit_iters,
+                    rw: Rewrite):
+    """The rewrite of ``blockize``: (the function's new body, the outer block)."""
+    block = block_sref.stmt
+    bname = block.name_hint
+    parts, outer_pred, inner_pred = division
+    outer_ivs, outer_values, inner_ivs, inner_values, subst = _divide_iters(
+        block, parts, preserve_unit_iters)
+    ana = Analyzer()
+    inner_dom = {}
+    for i_iv in inner_ivs:
+        ana.bind(i_iv.var, i_iv.dom)
+        inner_dom[id(i_iv.var)] = i_iv.dom
+
+    def sub(e):
+        new = substitute(e, subst)
+        return ana.simplify(new) if new is not e else e
+
+    def sub_regions(regions):
+        return [BufferRegion(r.buffer, [Range(sub(x.min), sub(x.extent)) for x in r.region])
+                for r in regions]
+
+    body = substitute_stmt(block.body, subst, rw, ana.simplify)
+    init = substitute_stmt(block.init, subst, rw, ana.simplify) if block.init is not None \
+        else None
+    reads, writes = sub_regions(block.reads), sub_regions(block.writes)
+    has_outer_reduction = init is not None and any(
+        iv.iter_type == E.IterVarType.CommReduce for iv in outer_ivs)
+    inner_block = rw.derive(
+        block, iter_vars=inner_ivs, body=body, init=None, writes=writes,
+        reads=(writes + reads) if has_outer_reduction else reads)
+    inner_realize = S.BlockRealize(inner_values, inner_pred, inner_block)
+    nest = inner_realize
+    for lp in inner_loops:
+        nest = rw.derive(lp, body=nest)
+    outer_init = None
+    if init is not None:
+        outer_init = _outer_init(init, inner_realize, inner_loops, bname + "_init")
+    outer_block = S.Block(outer_ivs, relax_regions(reads, inner_dom, ana),
+                          relax_regions(writes, inner_dom, ana), bname + "_o", nest,
+                          outer_init)
+    outer_realize = S.BlockRealize(outer_values, outer_pred, outer_block)
+    return replace_stmts(func.body, {id(loop): outer_realize}, rw), outer_block
 
 
 def _stmt_uses(stmt, var) -> bool:

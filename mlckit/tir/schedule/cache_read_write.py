@@ -291,6 +291,43 @@ def _accessed_buffer(prim: str, block, kind: str, index: int):
     return regions[index].buffer
 
 
+def _read_cache_place(sch, prim, sref, buf, consumer_blocks):
+    """Where ``cache_read`` puts its stage: the scope's sref, the blocks that will read the
+    cache, the writers of ``buf`` (at most one), and the statement and child position the
+    copy goes at.  Changes nothing."""
+    scope = scope_sref(sref)
+    blocks = child_block_srefs(sch.state, scope)
+    if consumer_blocks is None:
+        consumers = [b for b in blocks if any(r.buffer is buf for r in b.stmt.reads)]
+    else:
+        consumers = [sch._block_sref(c, prim) for c in consumer_blocks]
+        if not any(c is sref for c in consumers):
+            consumers.append(sref)
+    writes = lambda b: any(w.buffer is buf for w in b.stmt.writes)  # noqa: E731
+    writers = [b for b in blocks if writes(b)]
+    # as TVM: a block that writes the buffer keeps reading the buffer itself
+    consumers = [c for c in consumers if not writes(c)]
+    if len(writers) > 1:
+        raise ScheduleError(
+            prim, f"buffer `{buf.name}` is written by block `{writers[0].stmt.name_hint}` "
+            f"and by block `{writers[1].stmt.name_hint}`; a read cache needs a single writer "
+            "(apply cache_read before decompose_reduction)",
+            [writers[0].stmt, writers[1].stmt])
+    loc, pos = scope.stmt, 0  # a parameter (no writer in the scope): copied first thing
+    if writers:
+        # as TVM: the stage goes just before the first reader that follows the writer, in
+        # the innermost loop holding both (or in the scope)
+        after = blocks[blocks.index(writers[0]) + 1:]
+        related = [c for c in consumers if any(c is b for b in after)] \
+            if consumer_blocks is None else consumers
+        found = _cache_location(scope.stmt, writers[0].stmt, [c.stmt for c in related])
+        if found is None:
+            raise ScheduleError(prim, f"a writer of buffer `{buf.name}` comes after one of "
+                                "its readers; cannot place a single cache stage")
+        loc, pos = found
+    return scope, consumers, writers, loc, pos
+
+
 class CacheReadWriteMixin:
     def _buffer_index(self, prim, block, buffer, kind: str) -> int:
         """The index among the block's ``kind`` ("read"/"write") regions of ``buffer``: an
@@ -325,41 +362,13 @@ class CacheReadWriteMixin:
         sref = self._block_sref(block, prim)
         bstmt = sref.stmt
         buf = _accessed_buffer(prim, bstmt, "read", self._int(read_buffer_index, prim))
-        scope = scope_sref(sref)
-        blocks = child_block_srefs(self.state, scope)
-        if consumer_blocks is None:
-            consumers = [b for b in blocks if any(r.buffer is buf for r in b.stmt.reads)]
-        else:
-            consumers = [self._block_sref(c, prim) for c in consumer_blocks]
-            if not any(c is sref for c in consumers):
-                consumers.append(sref)
-        writes = lambda b: any(w.buffer is buf for w in b.stmt.writes)  # noqa: E731
-        writers = [b for b in blocks if writes(b)]
-        # as TVM: a block that writes the buffer keeps reading the buffer itself
-        consumers = [c for c in consumers if not writes(c)]
-        if len(writers) > 1:
-            raise ScheduleError(
-                prim, f"buffer `{buf.name}` is written by block `{writers[0].stmt.name_hint}` "
-                f"and by block `{writers[1].stmt.name_hint}`; a read cache needs a single writer "
-                "(apply cache_read before decompose_reduction)",
-                [writers[0].stmt, writers[1].stmt])
+        scope, consumers, writers, loc, pos = _read_cache_place(self, prim, sref, buf,
+                                                                consumer_blocks)
         func = self.mod[sref.func_name]
         # as TVM: the buffer gets a fresh name, the copy block is `<buffer>_<scope>` even
         # when a block of that name exists (get_block then refuses the ambiguous name)
         name = _unique_name(func, f"{buf.name}_{storage_scope}")
         block_name = f"{buf.name}_{storage_scope}"
-        loc, pos = scope.stmt, 0  # a parameter (no writer in the scope): copied first thing
-        if writers:
-            # as TVM: the stage goes just before the first reader that follows the writer, in
-            # the innermost loop holding both (or in the scope)
-            after = blocks[blocks.index(writers[0]) + 1:]
-            related = [c for c in consumers if any(c is b for b in after)] \
-                if consumer_blocks is None else consumers
-            found = _cache_location(scope.stmt, writers[0].stmt, [c.stmt for c in related])
-            if found is None:
-                raise ScheduleError(prim, f"a writer of buffer `{buf.name}` comes after one of "
-                                    "its readers; cannot place a single cache stage")
-            loc, pos = found
         in_loop = loc is not scope.stmt
         compact = scope.parent is not None and not in_loop  # a scope block inside the function
         if in_loop or not consumers:

@@ -25,7 +25,23 @@ BLOCK_INPUTS = frozenset({"block", "block_or_loop", "blocks", "consumer_blocks"}
 
 @dataclass
 class InstructionKind:
-    """A kind of instruction: ``name`` as in TVM, the Schedule ``method`` it calls."""
+    """A kind of instruction: ``name`` as in TVM, the Schedule ``method`` it calls.
+
+    >>> from mlckit import tir
+    >>> from mlckit.script import tir as T
+    >>> @T.prim_func
+    ... def double(a: T.Buffer((8,), "float32"), b: T.Buffer((8,), "float32")):
+    ...     for i in range(8):
+    ...         with T.block("B"):
+    ...             vi = T.axis.spatial(8, i)
+    ...             b[vi] = a[vi] * T.float32(2)
+    >>> sch = tir.Schedule(double)
+    >>> (i,) = sch.get_loops(sch.get_block("B"))
+    >>> i0, i1 = sch.split(i, factors=[None, 4])
+    >>> kind = sch.trace.insts[-1].kind
+    >>> kind.name, kind.method, kind.inputs, kind.attrs
+    ('Split', 'split', ('loop', 'factors'), ('preserve_unit_iters', 'disable_predication'))
+    """
 
     name: str
     method: str
@@ -41,7 +57,23 @@ class InstructionKind:
 
 @dataclass
 class Instruction:
-    """One recorded call: kind, inputs, attrs, outputs (and a sampling decision)."""
+    """One recorded call: kind, inputs, attrs, outputs (and a sampling decision).
+
+    >>> from mlckit import tir
+    >>> from mlckit.script import tir as T
+    >>> @T.prim_func
+    ... def double(a: T.Buffer((8,), "float32"), b: T.Buffer((8,), "float32")):
+    ...     for i in range(8):
+    ...         with T.block("B"):
+    ...             vi = T.axis.spatial(8, i)
+    ...             b[vi] = a[vi] * T.float32(2)
+    >>> sch = tir.Schedule(double)
+    >>> (i,) = sch.get_loops(sch.get_block("B"))
+    >>> i0, i1 = sch.split(i, factors=[None, 4])
+    >>> inst = sch.trace.insts[-1]
+    >>> inst.kind.name, inst.inputs[1], inst.attrs, inst.outputs == [i0, i1]
+    ('Split', [None, 4], [True, False], True)
+    """
 
     kind: InstructionKind
     inputs: list

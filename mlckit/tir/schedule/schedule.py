@@ -46,7 +46,8 @@ from .query import (
     name_of,
     producer_srefs,
 )
-from .reduction import ReductionMixin, RFactorMixin
+from .reduction import ReductionMixin
+from .rfactor import RFactorMixin
 from .rv import BlockRV, ExprRV, LoopRV
 from .sampling import SamplingMixin
 from .state import ScheduleState, StmtSRef
@@ -346,7 +347,33 @@ class Schedule(
     TensorizeMixin,
     ScheduleBase,
 ):
-    """A TensorIR schedule (TVM's ``tir.Schedule``)."""
+    """A TensorIR schedule (TVM's ``tir.Schedule``): primitives that transform the functions
+    of ``sch.mod`` while keeping what they compute, each recorded in ``sch.trace``.
+
+    >>> from mlckit import tir
+    >>> from mlckit.script import tir as T
+    >>> @T.prim_func
+    ... def double(a: T.Buffer((8,), "float32"), b: T.Buffer((8,), "float32")):
+    ...     for i in range(8):
+    ...         with T.block("B"):
+    ...             vi = T.axis.spatial(8, i)
+    ...             b[vi] = a[vi] * T.float32(2)
+    >>> sch = tir.Schedule(double)
+    >>> (i,) = sch.get_loops(sch.get_block("B"))
+    >>> i0, i1 = sch.split(i, factors=[None, 4])
+    >>> print(sch.mod["main"].script())
+    # from tvm.script import tir as T
+    <BLANKLINE>
+    @T.prim_func
+    def double(a: T.Buffer((8,), "float32"), b: T.Buffer((8,), "float32")):
+        # with T.block("root"):
+        for i_0, i_1 in T.grid(2, 4):
+            with T.block("B"):
+                vi = T.axis.spatial(8, i_0 * 4 + i_1)
+                T.reads(a[vi])
+                T.writes(b[vi])
+                b[vi] = a[vi] * T.float32(2.0)
+    """
 
     def __getattr__(self, name: str):
         # reached only for names the schedule lacks: say which primitive was meant

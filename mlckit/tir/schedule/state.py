@@ -17,7 +17,21 @@ from .ir_utils import child_stmts
 
 
 class StmtSRef:
-    """A stable reference to a For or Block of the scheduled module."""
+    """A stable reference to a For or Block of the scheduled module.
+
+    >>> from mlckit import tir
+    >>> from mlckit.script import tir as T
+    >>> @T.prim_func
+    ... def double(a: T.Buffer((8,), "float32"), b: T.Buffer((8,), "float32")):
+    ...     for i in range(8):
+    ...         with T.block("B"):
+    ...             vi = T.axis.spatial(8, i)
+    ...             b[vi] = a[vi] * T.float32(2)
+    >>> sch = tir.Schedule(double)
+    >>> sref = sch.get_sref(sch.get_block("B"))
+    >>> sref, sref.parent, sref.stmt.name_hint
+    (<StmtSRef block 'B'>, <StmtSRef loop 'i'>, 'B')
+    """
 
     __slots__ = ("stmt", "parent", "func_name", "realize", "removed", "__weakref__")
 
@@ -50,7 +64,22 @@ class StmtSRef:
 
 
 class ScheduleState:
-    """The IRModule being scheduled plus the srefs of its blocks and loops."""
+    """The IRModule being scheduled plus the srefs of its blocks and loops.
+
+    >>> from mlckit import tir
+    >>> from mlckit.script import tir as T
+    >>> @T.prim_func
+    ... def double(a: T.Buffer((8,), "float32"), b: T.Buffer((8,), "float32")):
+    ...     for i in range(8):
+    ...         with T.block("B"):
+    ...             vi = T.axis.spatial(8, i)
+    ...             b[vi] = a[vi] * T.float32(2)
+    >>> sch = tir.Schedule(double)
+    >>> state = sch.state
+    >>> block = sch.get(sch.get_block("B"))
+    >>> type(state).__name__, state.get_sref(block)
+    ('ScheduleState', <StmtSRef block 'B'>)
+    """
 
     def __init__(self, mod: IRModule):
         self.mod = mod

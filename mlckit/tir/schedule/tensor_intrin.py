@@ -26,7 +26,36 @@ _TABLE: dict[str, TensorIntrin] = {}
 
 
 class TensorIntrin:
-    """A tensor intrinsic: ``desc`` (the computation) and ``impl`` (its implementation)."""
+    """A tensor intrinsic: ``desc`` (the computation) and ``impl`` (its implementation).
+    ``sch.tensorize`` replaces a block computing ``desc`` by ``impl``; register the pair
+    under a name with :meth:`register`.
+
+    >>> from mlckit import tir
+    >>> from mlckit.script import tir as T
+    >>> @T.prim_func
+    ... def add4_desc(a: T.handle, b: T.handle):
+    ...     A = T.match_buffer(a, (4,), "float32")
+    ...     B = T.match_buffer(b, (4,), "float32")
+    ...     with T.block("root"):
+    ...         T.reads(A[0:4], B[0:4])
+    ...         T.writes(B[0:4])
+    ...         for i in range(4):
+    ...             with T.block(""):
+    ...                 vi = T.axis.spatial(4, i)
+    ...                 B[vi] = B[vi] + A[vi]
+    >>> @T.prim_func
+    ... def add4_impl(a: T.handle, b: T.handle):
+    ...     A = T.match_buffer(a, (4,), "float32")
+    ...     B = T.match_buffer(b, (4,), "float32")
+    ...     with T.block("root"):
+    ...         T.reads(A[0:4], B[0:4])
+    ...         T.writes(B[0:4])
+    ...         T.evaluate(T.call_extern("add4", B.access_ptr("rw"), A.access_ptr("r"),
+    ...                                  dtype="int32"))
+    >>> intrin = tir.TensorIntrin(add4_desc, add4_impl)
+    >>> [intrin.desc.buffer_map[p].name for p in intrin.desc.params]
+    ['A', 'B']
+    """
 
     def __init__(self, desc: PrimFunc, impl: PrimFunc):
         for role, func in (("description", desc), ("implementation", impl)):

@@ -30,7 +30,26 @@ def _prefix(rv) -> str:
 
 
 class Trace:
-    """An ordered list of Instructions, with the sampling decisions taken."""
+    """An ordered list of Instructions, with the sampling decisions taken.
+
+    >>> from mlckit import tir
+    >>> from mlckit.script import tir as T
+    >>> @T.prim_func
+    ... def double(a: T.Buffer((8,), "float32"), b: T.Buffer((8,), "float32")):
+    ...     for i in range(8):
+    ...         with T.block("B"):
+    ...             vi = T.axis.spatial(8, i)
+    ...             b[vi] = a[vi] * T.float32(2)
+    >>> sch = tir.Schedule(double)
+    >>> (i,) = sch.get_loops(sch.get_block("B"))
+    >>> i0, i1 = sch.split(i, factors=[None, 4])
+    >>> print(sch.trace)
+    # from tvm import tir
+    def apply_trace(sch: tir.Schedule) -> None:
+      b0 = sch.get_block(name="B", func_name="main")
+      l1, = sch.get_loops(block=b0)
+      l2, l3 = sch.split(loop=l1, factors=[None, 4], preserve_unit_iters=True, disable_predication=False)
+    """
 
     # How the trace names itself and its instructions when printed: TVM v0.23's names here;
     # ``mlckit.s_tir.Trace`` overrides them with TVM >= 0.24's (``sch.get_sblock``).

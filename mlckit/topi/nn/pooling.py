@@ -64,30 +64,8 @@ def pool_impl_nd(x: te.Tensor, kernel, stride, dilation, padding, pool_type: str
     dilation = [_int(d) for d in dilation]
     pad_head = [_int(p) for p in padding[:dims]]
     pad_tail = [_int(p) for p in padding[dims:]]
-    offset = [_int(0)] * dims
-    pad_before = [_int(0)] * x.ndim
-    pad_after = [_int(0)] * x.ndim
-    out_shape = list(x.shape)
-    ana = Analyzer()
-    daxis = []
-    do_pad = False
-    for i, ax in enumerate(axes):
-        if ceil_mode:
-            # extra padding after so that the division by the stride rounds up
-            offset[i] = stride[i] - 1
-            pad_tail[i] = pad_tail[i] + offset[i]
-        do_pad = do_pad or not _is_zero(pad_head[i]) or not _is_zero(pad_tail[i])
-        daxis.append(te.reduce_axis((0, kernel[i]), name=f"rv{i}"))
-        pad_before[ax] = pad_head[i]
-        pad_after[ax] = pad_tail[i]
-        numerator = x.shape[ax] - (kernel[i] - 1) * dilation[i] - 1 + pad_head[i] + pad_tail[i]
-        raw = tir_op.indexdiv(numerator, stride[i]) + 1
-        if ceil_mode:
-            # a last window starting inside the bottom padding is dropped
-            invalid_last = (raw - 1) * stride[i] >= x.shape[ax] + pad_head[i]
-            out_shape[ax] = ana.simplify(select_dim(invalid_last, raw - 1, raw))
-        else:
-            out_shape[ax] = ana.simplify(raw)
+    out_shape, pad_before, pad_after, offset, daxis, do_pad = _pool_geometry(
+        x, kernel, stride, dilation, pad_head, pad_tail, axes, ceil_mode)
 
     def window_index(output):
         indices = list(output)
@@ -130,6 +108,38 @@ def pool_impl_nd(x: te.Tensor, kernel, stride, dilation, padding, pool_type: str
 
     return te.compute(out_shape, average, name="pool_avg", tag=_tag.ELEMWISE,
                       attrs={"schedule_rule": "meta_schedule.pool_avg"}, varargs_names=names)
+
+
+def _pool_geometry(x, kernel, stride, dilation, pad_head, pad_tail, axes, ceil_mode):
+    """The output shape, the pads before and after every dimension of ``x``, the extra
+    ceil-mode pad of each pooled axis, the window's reduce axes and whether to pad at all
+    (``pad_tail`` grows by the ceil-mode pad, in place)."""
+    dims = len(kernel)
+    offset = [_int(0)] * dims
+    pad_before = [_int(0)] * x.ndim
+    pad_after = [_int(0)] * x.ndim
+    out_shape = list(x.shape)
+    ana = Analyzer()
+    daxis = []
+    do_pad = False
+    for i, ax in enumerate(axes):
+        if ceil_mode:
+            # extra padding after so that the division by the stride rounds up
+            offset[i] = stride[i] - 1
+            pad_tail[i] = pad_tail[i] + offset[i]
+        do_pad = do_pad or not _is_zero(pad_head[i]) or not _is_zero(pad_tail[i])
+        daxis.append(te.reduce_axis((0, kernel[i]), name=f"rv{i}"))
+        pad_before[ax] = pad_head[i]
+        pad_after[ax] = pad_tail[i]
+        numerator = x.shape[ax] - (kernel[i] - 1) * dilation[i] - 1 + pad_head[i] + pad_tail[i]
+        raw = tir_op.indexdiv(numerator, stride[i]) + 1
+        if ceil_mode:
+            # a last window starting inside the bottom padding is dropped
+            invalid_last = (raw - 1) * stride[i] >= x.shape[ax] + pad_head[i]
+            out_shape[ax] = ana.simplify(select_dim(invalid_last, raw - 1, raw))
+        else:
+            out_shape[ax] = ana.simplify(raw)
+    return out_shape, pad_before, pad_after, offset, daxis, do_pad
 
 
 def _is_zero(value) -> bool:

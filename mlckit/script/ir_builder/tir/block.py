@@ -156,7 +156,7 @@ def _push_block_var(iter_var: IterVar, binding) -> Var:
     return iter_var.var
 
 
-def _axis(kind: int):
+def _axis(kind: int, name: str, doc: str):
     def make(dom, binding, dtype: str = "int32") -> Var:
         dom = _as_range(dom)
         bits = max(dt.bits(dom.min.dtype), dt.bits(dom.extent.dtype), dt.bits(dtype))
@@ -164,7 +164,23 @@ def _axis(kind: int):
         iv = IterVar(dom, Var("", var_dtype, span=current_span()), kind, span=current_span())
         return _push_block_var(iv, binding)
 
+    make.__name__ = make.__qualname__ = name
+    make.__doc__ = doc
     return make
+
+
+_AXIS_DOC = """A {what} block iterator over ``dom`` (an extent or a ``(min, max)`` pair), bound to
+    ``binding``, an expression of the enclosing loop variables{why}.  Written at the top of a
+    ``with T.block(...)``::
+
+        for i, k in T.grid(128, 64):
+            with T.block("S"):
+                vi = T.axis.spatial(128, i)
+                vk = T.axis.reduce(64, k)
+                with T.init():
+                    S[vi] = T.float32(0)
+                S[vi] = S[vi] + A[vi, vk]
+    """
 
 
 _KINDS = {"S": IterVarType.DataPar, "R": IterVarType.CommReduce}
@@ -174,10 +190,14 @@ class axis:  # noqa: N801 - TVM's name
     """Block iterators: ``vi = T.axis.spatial(128, i)``, ``vk = T.axis.reduce(128, k)``,
     ``vi, vj, vk = T.axis.remap("SSR", [i, j, k])``."""
 
-    spatial = staticmethod(_axis(IterVarType.DataPar))
-    reduce = staticmethod(_axis(IterVarType.CommReduce))
-    scan = staticmethod(_axis(IterVarType.Ordered))
-    opaque = staticmethod(_axis(IterVarType.Opaque))
+    spatial = staticmethod(_axis(IterVarType.DataPar, "spatial", _AXIS_DOC.format(
+        what="spatial (data-parallel)", why=": each of its values is computed independently")))
+    reduce = staticmethod(_axis(IterVarType.CommReduce, "reduce", _AXIS_DOC.format(
+        what="reduction", why=": the block accumulates over its values (``vk`` below)")))
+    scan = staticmethod(_axis(IterVarType.Ordered, "scan", _AXIS_DOC.format(
+        what="scan (ordered)", why=": its values must be visited in order")))
+    opaque = staticmethod(_axis(IterVarType.Opaque, "opaque", _AXIS_DOC.format(
+        what="opaque", why=": the schedule may assume nothing about it")))
     S = spatial
     R = reduce
 
