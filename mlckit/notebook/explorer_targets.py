@@ -107,9 +107,10 @@ class _Handles:
                 self.loops.setdefault(id(stmt.loop_var), rv)
 
     def block(self, name: str) -> BlockRV:
-        if name not in self.blocks:
-            self.blocks[name] = self.work.get_block(name)
-        return self.blocks[name]
+        # looked up every time: two blocks may carry one name (a second cache of a buffer is
+        # named like the first, as in TVM), and get_block refuses that with a ScheduleError
+        found = self.work.get_block(name)
+        return self.blocks.setdefault(name, found)
 
     def loop(self, block: str, info: LoopInfo) -> LoopRV:
         if id(info.var) not in self.loops:

@@ -374,3 +374,16 @@ def test_a_module_with_several_functions_needs_func_name():
     assert isinstance(err.value, TVMError)
     ex = ScheduleExplorer(mod, func_name="b", measure=False)
     assert ex.title == "b"
+
+
+def test_two_caches_of_one_buffer_share_a_block_name_and_the_explorer_says_so():
+    # as TVM names them: a cache_read of the cache block's own read is also block `Y_local`
+    ex = ScheduleExplorer(mm_relu, measure=False)
+    assert ex.apply("cache_read", block="C", read_buffer_index=0, storage_scope="local").ok
+    assert ex.apply("cache_read", block="Y_local", read_buffer_index=0,
+                    storage_scope="local").ok
+    assert ex.blocks().count("Y_local") == 2
+    assert ex.legal_primitives("Y_local", "ax0") == []
+    refused = ex.apply("split", block="Y_local", loop="ax0", factors=[None, 4])
+    assert not refused.ok
+    assert "2 blocks are named 'Y_local'" in refused.error
