@@ -36,6 +36,8 @@ def dump(arr):
 
 for line in sys.stdin:
     req = json.loads(line)
+    if req.get("quit"):
+        break
     try:
         func = from_source(req["script"])
         f = numba_cuda.build(func, mode="sim", sync=req["sync"])
@@ -74,6 +76,9 @@ class Simulator:
         return [np.load(io.BytesIO(base64.b64decode(a))) for a in reply["args"]]
 
     def close(self):
+        # an explicit quit: a process forked meanwhile (a meta_schedule worker pool) holds a
+        # copy of our end of the pipe, so closing it would never reach the child as EOF
+        self.proc.stdin.write(json.dumps({"quit": True}) + "\n")
         self.proc.stdin.close()
         self.proc.wait(timeout=30)
         self.proc.stdout.close()
