@@ -107,10 +107,16 @@ class _Handles:
                 self.loops.setdefault(id(stmt.loop_var), rv)
 
     def block(self, name: str) -> BlockRV:
-        # looked up every time: two blocks may carry one name (a second cache of a buffer is
-        # named like the first, as in TVM), and get_block refuses that with a ScheduleError
-        found = self.work.get_block(name)
-        return self.blocks.setdefault(name, found)
+        # two blocks may carry one name (a second cache of a buffer is named like the first,
+        # as in TVM): then get_block refuses the name with a ScheduleError, even when a handle
+        # of one of them is known; otherwise a known handle adds no get_block to the trace
+        if name not in self.blocks or self._blocks_named(name) != 1:
+            self.blocks[name] = self.work.get_block(name)
+        return self.blocks[name]
+
+    def _blocks_named(self, name: str) -> int:
+        return sum(1 for refs in self.work.state.func_refs.values() for r in refs
+                   if r.is_block and r.stmt.name_hint == name)
 
     def loop(self, block: str, info: LoopInfo) -> LoopRV:
         if id(info.var) not in self.loops:
