@@ -17,7 +17,10 @@ from .conftest import REPO, Lab
 
 pytestmark = pytest.mark.browser
 
-NOTEBOOKS = sorted(p.name for p in (REPO / "notebooks").glob("*.ipynb"))
+# the course notebooks and the exercise notebooks (their feedback is stored HTML too)
+NOTEBOOKS = sorted(str(p.relative_to(REPO / "notebooks"))
+                   for p in [*(REPO / "notebooks").glob("*.ipynb"),
+                             *(REPO / "notebooks" / "exercises").glob("*.ipynb")])
 
 # the views each notebook stores, by the class of their outermost element
 EXPECTED = {
@@ -78,6 +81,7 @@ def untrusted_lab(tmp_path_factory, sync_playwright):
     """JupyterLab serving copies of every notebook, none of them trusted."""
     root = tmp_path_factory.mktemp("untrusted-root")
     for name in NOTEBOOKS:
+        (root / name).parent.mkdir(parents=True, exist_ok=True)
         shutil.copy(REPO / "notebooks" / name, root / name)
     server = Lab(root, tmp_path_factory.mktemp("untrusted-home"))
     server.start()
@@ -120,7 +124,7 @@ def test_the_saved_outputs_show_as_intended_untrusted(page, untrusted_lab, artif
         img.scroll_into_view_if_needed()
         size = img.evaluate("el => el.decode().then(() => [el.naturalWidth, el.naturalHeight])")
         assert size[0] > 20 and size[1] > 20
-    stem = name.removesuffix(".ipynb")
+    stem = name.removesuffix(".ipynb").replace("/", "_")
     for selector in (".mlckit-side-by-side", "img.mlckit-graph", ".mlckit-explorer-picture",
                      ".mlckit-pass-stepper-picture"):
         tag = selector.strip(".").replace("img.", "").replace("mlckit-", "")
