@@ -42,41 +42,30 @@ def test_the_contracts_are_kept():
     assert "Contracts: 2 kept, 0 broken." in out.stdout
 
 
-def test_the_ir_reaching_the_printer_by_name_breaks_the_layers(package_copy):
-    package_copy("ir/node.py", "\n\ndef _script(node):\n"
-                               "    from mlckit.script.printer import script\n\n"
-                               "    return script(node)\n")
+# an import inside a function, added to a copy of the package: (module, what it imports,
+# what lint-imports must report)
+UPWARD_IMPORTS = [
+    ("ir/node.py", "from mlckit.script.printer import script",
+     ["mlckit.ir is not allowed to import mlckit.script"]),
+    ("ir/module.py", "from mlckit.relax.expr import Call",
+     ["mlckit.ir is not allowed to import mlckit.relax", "mlckit.ir.module -> mlckit.relax.expr"]),
+    ("runtime/ndarray.py", "from mlckit.notebook.reprs import ndarray_html",
+     ["mlckit.runtime is not allowed to import mlckit.notebook"]),
+    ("arith/analyzer.py", "from mlckit.tir.schedule import Schedule",
+     ["mlckit.arith is not allowed to import mlckit.tir.schedule"]),
+]
+
+
+@pytest.mark.parametrize("module, statement, reported", UPWARD_IMPORTS,
+                         ids=[m for m, _, _ in UPWARD_IMPORTS])
+def test_an_upward_import_inside_a_function_breaks_the_layers(package_copy, module, statement,
+                                                               reported):
+    name = statement.rsplit(" ", 1)[1]
+    package_copy(module, f"\n\ndef _reach_up():\n    {statement}\n\n    return {name}\n")
     out = lint_imports(package_copy.root)
     assert out.returncode == 1
-    assert "mlckit.ir is not allowed to import mlckit.script" in out.stdout
-
-
-def test_an_upward_import_inside_a_function_breaks_the_layers(package_copy):
-    package_copy("ir/module.py", "\n\ndef _relax_call():\n"
-                                 "    from mlckit.relax.expr import Call\n\n"
-                                 "    return Call\n")
-    out = lint_imports(package_copy.root)
-    assert out.returncode == 1
-    assert "mlckit.ir is not allowed to import mlckit.relax" in out.stdout
-    assert "mlckit.ir.module -> mlckit.relax.expr" in out.stdout
-
-
-def test_the_core_reaching_the_notebook_layer_breaks_the_layers(package_copy):
-    package_copy("runtime/ndarray.py", "\n\ndef _html(arr):\n"
-                                       "    from mlckit.notebook.reprs import ndarray_html\n\n"
-                                       "    return ndarray_html(arr)\n")
-    out = lint_imports(package_copy.root)
-    assert out.returncode == 1
-    assert "mlckit.runtime is not allowed to import mlckit.notebook" in out.stdout
-
-
-def test_arith_using_a_tir_schedule_breaks_the_arith_contract(package_copy):
-    package_copy("arith/analyzer.py", "\n\ndef _schedule():\n"
-                                      "    from mlckit.tir.schedule import Schedule\n\n"
-                                      "    return Schedule\n")
-    out = lint_imports(package_copy.root)
-    assert out.returncode == 1
-    assert "mlckit.arith is not allowed to import mlckit.tir.schedule" in out.stdout
+    for line in reported:
+        assert line in out.stdout
 
 
 def test_the_named_exceptions_are_the_error_marks_the_T_namespace_and_the_tvm_name():

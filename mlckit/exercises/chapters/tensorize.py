@@ -8,6 +8,7 @@ from ..checks import same_function, same_loops
 from ..exercise import Exercise
 from ..registry import register
 from ..source import run_source
+from .schedule import MM, MM_INPUTS, MM_OUTPUTS
 
 INTRINSIC = '''
 @T.prim_func
@@ -40,21 +41,6 @@ _ns = run_source(INTRINSIC, "exercise intrinsic mma4")
 _ns["tir"].TensorIntrin.register("exercise_mma4", _ns["mma4_desc"], _ns["mma4_impl"],
                                  override=True)
 
-MM = '''
-@T.prim_func
-def before(A: T.Buffer(({n}, {n}), "float32"), B: T.Buffer(({n}, {n}), "float32"),
-           C: T.Buffer(({n}, {n}), "float32")):
-    T.func_attr({"global_symbol": "mm", "tir.noalias": True})
-    for i, j, k in T.grid({n}, {n}, {n}):
-        with T.block("C"):
-            vi, vj, vk = T.axis.remap("SSR", [i, j, k])
-            with T.init():
-                C[vi, vj] = T.float32(0)
-            C[vi, vj] = C[vi, vj] + A[vi, vk] * B[vk, vj]
-'''
-
-INPUTS = [("A", ("n", "n"), "float32"), ("B", ("n", "n"), "float32")]
-OUTPUTS = [("C", ("n", "n"), "float32")]
 
 TILE = '''
     block_C = sch.get_block("C")
@@ -81,8 +67,8 @@ def schedule(sch):
 ''',
     solution="def schedule(sch):" + TILE,
     spec=lambda a, b: a @ b,
-    inputs=INPUTS,
-    outputs=OUTPUTS,
+    inputs=MM_INPUTS,
+    outputs=MM_OUTPUTS,
     sizes=[{"n": 16}, {"n": 8}],
     structure=[same_loops("C")],
     hints=["Three splits with factors [None, 4], then one reorder of all six loops."],
@@ -100,8 +86,8 @@ register(Exercise(
     start="def schedule(sch):" + TILE + "    ...\n",
     solution="def schedule(sch):" + TILE + "    sch.blockize(i1)\n",
     spec=lambda a, b: a @ b,
-    inputs=INPUTS,
-    outputs=OUTPUTS,
+    inputs=MM_INPUTS,
+    outputs=MM_OUTPUTS,
     sizes=[{"n": 16}, {"n": 8}],
     structure=[same_loops("C_o"), same_function()],
     hints=["blockize takes the outermost loop of what becomes the new block.",
@@ -122,8 +108,8 @@ register(Exercise(
              + "    sch.decompose_reduction(block_C, k0)\n"
              + "    sch.tensorize(i1, \"exercise_mma4\")\n",
     spec=lambda a, b: a @ b,
-    inputs=INPUTS,
-    outputs=OUTPUTS,
+    inputs=MM_INPUTS,
+    outputs=MM_OUTPUTS,
     sizes=[{"n": 16}, {"n": 8}],
     structure=[same_function()],
     hints=["The intrinsic has no init: decompose_reduction(block_C, k0) first.",
