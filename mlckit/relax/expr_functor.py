@@ -91,6 +91,18 @@ def _method_name(table: dict, cls: type) -> str:
     return name
 
 
+def returned_expr(functor, method: str, expr: Expr, new):
+    """``new``, the result of ``functor.method(expr)``, refused when it is None: caught here,
+    or the next operator would report a missing argument instead."""
+    if new is None:
+        text = str(expr)
+        text = text if len(text) <= 80 else text[:77] + "..."
+        raise TVMTypeError(
+            f"{type(functor).__name__}.{method} returned None for `{text}`: a mutator's visit "
+            f"method returns the new expression (return the node itself to keep it)")
+    return new
+
+
 class ExprVisitor:
     """Walk a Relax expression; every ``visit_*_`` visits the children by default."""
 
@@ -213,7 +225,8 @@ class ExprMutator:
 
     # -- dispatch -------------------------------------------------------------------------
     def visit_expr(self, expr):
-        return getattr(self, _method_name(VISIT_METHODS, type(expr)))(expr)
+        method = _method_name(VISIT_METHODS, type(expr))
+        return returned_expr(self, method, expr, getattr(self, method)(expr))
 
     def visit_binding(self, binding: Binding) -> None:
         getattr(self, _method_name(BINDING_METHODS, type(binding)))(binding)

@@ -35,7 +35,14 @@ from .expr import (
     Var,
     VarBinding,
 )
-from .expr_functor import VISIT_METHODS, ExprMutator, ExprVisitor, _method_name, _same
+from .expr_functor import (
+    VISIT_METHODS,
+    ExprMutator,
+    ExprVisitor,
+    _method_name,
+    _same,
+    returned_expr,
+)
 
 
 # -- TVM's Python-side functors ------------------------------------------------------------------
@@ -102,7 +109,8 @@ class PyExprMutator(ExprMutator):
 
     # -- dispatch: every result is normalized ---------------------------------------------
     def visit_expr(self, expr):
-        return self.builder_.normalize(getattr(self, _method_name(VISIT_METHODS, type(expr)))(expr))
+        method = _method_name(VISIT_METHODS, type(expr))
+        return self.builder_.normalize(returned_expr(self, method, expr, getattr(self, method)(expr)))
 
     def visit_expr_post_order(self, expr):
         """Rebuild ``expr`` from its visited children (the default visit of its node type,

@@ -277,3 +277,17 @@ def test_decorators_check_their_class():
         relax.expr_functor.mutator(relax.PyExprVisitor)
     with pytest.raises(mlckit.TVMError, match=r"decorates a subclass of relax.PyExprVisitor"):
         relax.expr_functor.visitor(int)
+
+
+def test_a_visit_method_returning_none_is_named_not_the_next_operator():
+    # Without the check, relax.multiply would complain that its argument is not a tensor.
+    @relax.expr_functor.mutator
+    class ForgetsToReturn(relax.PyExprMutator):
+        def visit_call_(self, call):
+            if call.op.name == "relax.call_tir":
+                return None
+            return super().visit_call_(call)
+
+    with pytest.raises(mlckit.TVMError,
+                       match=r"ForgetsToReturn\.visit_call_ returned None for `R\.call_tir"):
+        ForgetsToReturn(Before).visit_expr(Before["main"])
