@@ -16,6 +16,7 @@ from mlckit.script.ir_builder.ir.ir import (  # noqa: F401
     module_attrs,
     module_global_infos,
 )
+from mlckit.tir.expr import RangeByBounds as Range  # noqa: F401 - I.Range(begin, end), as printed
 
 from . import parser as _parser  # noqa: F401 - registers the dialect handlers
 

@@ -33,6 +33,7 @@ from .expr import (
     Or,
     PrimExpr,
     Range,
+    RangeByBounds,
     Select,
     SizeVar,
     StringImm,
@@ -85,3 +86,9 @@ def __getattr__(name: str):
     raise AttributeError(f"module 'mlckit.tir' has no attribute {name!r}"
                          + did_you_mean(name, globals()))
 
+
+# TVM's Range lives in tvm.ir, built from bounds; its node holds TIR expressions, so TIR
+# registers it there (the ir layer cannot import tir)
+from mlckit import ir as _ir  # noqa: E402
+
+_ir.Range = RangeByBounds

@@ -475,6 +475,38 @@ class Range(Node):
         return Range(min_value, extent)
 
 
+class _ByBounds(type):
+    # calls build a Range from bounds; isinstance checks see every Range
+    def __call__(cls, begin, end=None, span=None) -> Range:
+        if end is None:
+            begin, end = 0, begin
+        begin = convert(begin)
+        end = convert(end, begin.dtype)
+        zero = isinstance(begin, IntImm) and begin.value == 0
+        if isinstance(begin, IntImm) and isinstance(end, IntImm):
+            extent = IntImm(begin.dtype, end.value - begin.value)
+        else:
+            extent = end if zero else end - begin
+        return Range(begin, extent, span=span)
+
+    def __instancecheck__(cls, obj) -> bool:
+        return isinstance(obj, Range)
+
+
+class RangeByBounds(metaclass=_ByBounds):
+    """TVM's ``tvm.ir.Range(begin, end)``: the interval ``[begin, end)`` (``Range(n)`` is
+    ``[0, n)``), built as a :class:`Range` node of ``min`` and ``extent``.  mlckit's own
+    ``tir.Range(min, extent)`` is the node's field order; TVM has no ``tvm.tir.Range``.
+
+    >>> import mlckit as tvm
+    >>> r = tvm.ir.Range(2, 8)
+    >>> r, r.min, r.extent, isinstance(r, tvm.ir.Range)
+    (I.Range(2, 8), 2, 6, True)
+    """
+
+    from_min_extent = staticmethod(Range.from_min_extent)
+
+
 class IterVarType:
     """Kinds of block iterators and thread axes, with TVM's numbering.
 
