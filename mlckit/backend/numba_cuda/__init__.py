@@ -138,7 +138,7 @@ def _with_syncs(func: PrimFunc, kernels: list) -> tuple[PrimFunc, list]:
                 changes[name] = [visit(x) for x in v]
         return s.replace(**changes) if changes else s
 
-    new_kernels = [Kernel(k.name, replaced[id(k.stmt)], k.extents, k.shared, k.local)
+    new_kernels = [Kernel(k.name, replaced[id(k.stmt)], k.extents, k.shared, k.local, k.host_vars)
                    for k in kernels]
     return func.replace(body=visit(func.body)), new_kernels
 

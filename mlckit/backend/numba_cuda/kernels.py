@@ -65,6 +65,9 @@ class Kernel:
     extents: dict = field(default_factory=dict)  # axis -> PrimExpr
     shared: list = field(default_factory=list)  # Buffers in "shared" memory
     local: list = field(default_factory=list)
+    # variables of the host loops around the kernel that it reads: passed to it, as TVM's
+    # SplitHostDevice passes them (one launch per iteration of those loops)
+    host_vars: list = field(default_factory=list)
 
     def dims(self, prefix: str) -> list:
         """``[x, y, z]`` extents of ``blockIdx`` or ``threadIdx``, trimmed after the last used."""
@@ -121,7 +124,8 @@ class _HostWalker:
     def stmt(self, s, loops: list):
         if isinstance(s, S.For):
             if kernel_of_loop(s):
-                self.kernels.append(Kernel("", s))
+                used = [lp.loop_var for lp in loops if _uses_var(s, lp.loop_var)]
+                self.kernels.append(Kernel("", s, host_vars=used))
                 return
             self.stmt(s.body, loops + [s])
             return

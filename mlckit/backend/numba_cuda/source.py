@@ -155,13 +155,15 @@ def _generate(cls, *args, **kwargs):
 
 def kernel_func(func, kernel: Kernel, host_buffers: list):
     """A PrimFunc whose body is the kernel and whose parameters are what it is given: the
-    function's own, then the host-allocated global buffers."""
+    function's own, then the host-allocated global buffers, then the host loop variables it
+    reads."""
     params = list(func.params)
     buffer_map = dict(func.buffer_map)
     for buf in host_buffers:
         handle = Var(buf.name, "handle")
         params.append(handle)
         buffer_map[handle] = buf
+    params += kernel.host_vars
     return func.replace(params=params, buffer_map=buffer_map, body=kernel.stmt)
 
 

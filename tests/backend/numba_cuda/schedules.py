@@ -42,6 +42,16 @@ def bind_vector_add(nthread=64):
     return sch
 
 
+def host_loop_vector_add(nthread=64):
+    """Only the inner loop bound: the outer one stays on the host and launches one kernel per
+    iteration, passing its variable to the kernel (TVM's SplitHostDevice does the same)."""
+    sch = tir.Schedule(vector_add)
+    (i,) = sch.get_loops(sch.get_block("C"))
+    _, i1 = sch.split(i, [None, nthread])
+    sch.bind(i1, "threadIdx.x")
+    return sch
+
+
 def shared_window_sum(nthread=64):
     """The course's window sum: A cached in shared memory, fetched cooperatively."""
     sch = tir.Schedule(window_sum)
@@ -128,6 +138,7 @@ def reference(name, args):
 # name -> (kernel name for reference, schedule builder)
 CASES = {
     "vector_add": ("vector_add", bind_vector_add),
+    "vector_add_host_loop": ("vector_add", host_loop_vector_add),
     "window_sum_shared": ("window_sum", shared_window_sum),
     "matmul_local": ("matmul", local_blocking),
     "matmul_shared": ("matmul", shared_blocking),
