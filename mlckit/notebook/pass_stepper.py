@@ -10,6 +10,7 @@ Example::
 
     stepper = PassStepper(MyModule)           # the build pipeline: relax.vm_lowering_pipeline()
     print(stepper)                            # one line per pass: changed?, name, time
+    tir = PassStepper(mm_relu, pipeline="tir")  # the TIR lowering passes, unchanged ones folded
     step = stepper.steps[1]
     step.name, step.changed, step.seconds
     print(stepper.diff(1))                    # unified diff of the TVMScript
@@ -171,16 +172,22 @@ class PassStepper:
     :class:`PassStep`; ``diff(i)`` its unified diff; ``changed_steps`` the steps that
     changed the IR.  Display it in a notebook (or call ``view()``) to step with a slider.
 
+    ``fold``: show the passes that changed nothing folded away, as Compiler Explorer does
+    (the text form folds each run of them into one line, the view starts with "only passes
+    that changed"); by default on for the TIR pipeline, whose passes mostly find nothing to
+    do in a given kernel, and off otherwise.
+
     Example::
 
         stepper = PassStepper(MyModule)
         stepper.steps[0].name          # 'ToNonDataflow' (or 'LegalizeOps' when it exists)
         print(stepper.diff(0))
         tir = PassStepper(mm_relu, pipeline="tir")   # LowerInitBlock, ConvertBlocksToOpaque ...
-        print(tir.summary(fold=True))
+        print(tir)                                   # (3 unchanged: ...) folded
     """
 
-    def __init__(self, mod, passes=None, pipeline: str | None = None):
+    def __init__(self, mod, passes=None, pipeline: str | None = None,
+                 fold: bool | None = None):
         if not isinstance(mod, IRModule):
             from mlckit.relax.expr import Function
             from mlckit.tir.function import PrimFunc
@@ -193,6 +200,7 @@ class PassStepper:
                 raise TVMTypeError(f"PassStepper expects an IRModule, got {type(mod).__name__}")
         self.module = mod
         self.pipeline = _as_pipeline(passes, pipeline)
+        self.fold = pipeline == "tir" if fold is None else bool(fold)
         recorder = RecordPasses()
         outer = PassContext.current()
         ctx = PassContext(opt_level=outer.opt_level, required_pass=outer.required_pass,
@@ -316,7 +324,7 @@ class PassStepper:
         return "\n".join(lines)
 
     def __repr__(self) -> str:
-        return self.summary()
+        return self.summary(self.fold)
 
     # -- the notebook view -------------------------------------------------------------
     def view(self):
@@ -332,7 +340,7 @@ class PassStepper:
         try:
             view = self.view()
         except ImportError:  # no ipywidgets: the text form
-            return {"text/plain": self.summary()}
+            return {"text/plain": repr(self)}
         return view.mimebundle(include=include, exclude=exclude)
 
     def _ipython_display_(self) -> None:
@@ -340,6 +348,6 @@ class PassStepper:
         try:
             view = self.view()
         except ImportError:
-            print(self.summary())
+            print(repr(self))
             return
         view.live.display()

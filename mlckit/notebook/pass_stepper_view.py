@@ -36,8 +36,8 @@ class PassStepperView:
     def __init__(self, stepper):
         self.stepper = stepper
         self.header = W.HTML(self._header_html())
-        self.only_changed = W.Checkbox(value=False, description="only passes that changed",
-                                       indent=False)
+        self.only_changed = W.Checkbox(value=stepper.fold,
+                                       description="only passes that changed", indent=False)
         self.mode = W.ToggleButtons(options=[("unified", "unified"),
                                              ("side by side", "side_by_side"),
                                              ("graph", "graph")],
@@ -160,12 +160,12 @@ class PassStepperView:
     def picture(self) -> str:
         """The static picture of the view as it stands (:mod:`.pictures`)."""
         return pass_stepper_picture(self.stepper, self.current, self.mode.value,
-                                    self.function_name)
+                                    self.function_name, fold=self.only_changed.value)
 
     def mimebundle(self, include=None, exclude=None) -> dict:
         """The widget's display data, its picture as ``text/html`` and the summary as
         ``text/plain``."""
         bundle = self.widget._repr_mimebundle_(include=include, exclude=exclude) or {}
         bundle["text/html"] = self.picture()
-        bundle["text/plain"] = self.stepper.summary()
+        bundle["text/plain"] = self.stepper.summary(self.only_changed.value)
         return bundle

@@ -87,21 +87,37 @@ def explorer_picture(ex) -> str:
 
 # -- PassStepper ---------------------------------------------------------------------------
 def pass_stepper_picture(stepper, index: int | None = None, mode: str = "unified",
-                         func: str | None = None) -> str:
+                         func: str | None = None, fold: bool = False) -> str:
     """A PassStepper as it stands: the passes (the selected one in bold) and what the
     selected pass did (``mode``: "unified", "side_by_side" or "graph"; ``func``: one
-    function, or None for the whole module).
+    function, or None for the whole module); ``fold``: each run of passes that changed
+    nothing is one grey row, as in the stepper's folded text form.
 
     Example::
 
         pass_stepper_picture(stepper, 2, "graph", "main")
     """
     rows = []
+    unchanged: list = []
+
+    def fold_unchanged():
+        if unchanged:
+            names = ", ".join(html.escape(s.name) for s in unchanged)
+            rows.append(f'<tr style="color:#57606a"><td style="{_TD}">○</td><td style="{_TD}">'
+                        f'</td><td style="{_TD}" colspan="2">({len(unchanged)} unchanged: '
+                        f"{names})</td></tr>")
+            unchanged.clear()
+
     for s in stepper.steps:
+        if fold and not s.changed and s.index != index:
+            unchanged.append(s)
+            continue
+        fold_unchanged()
         weight = "font-weight:bold;background:#ddf4ff;" if s.index == index else ""
         rows.append(f'<tr style="{weight}"><td style="{_TD}">{"●" if s.changed else "○"}</td>'
                     f'<td style="{_TD}">{s.index}</td><td style="{_TD}">{html.escape(s.name)}</td>'
                     f'<td style="{_TD}">{s.seconds * 1e3:.2f} ms</td></tr>')
+    fold_unchanged()
     passes = (f'<div style="flex:0 0 auto;max-width:45%;overflow-x:auto">'
               f'<table style="font-size:12px;border-collapse:collapse;margin:0">{"".join(rows)}'
               "</table></div>")

@@ -28,6 +28,7 @@ EXPECTED = {
                            ".mlckit-explorer-picture": 1, ".mlckit-pass-stepper-picture": 2},
     "06_high_level_ops.ipynb": {"img.mlckit-graph": 2},
     "10_decoder.ipynb": {".mlckit-pass-stepper-picture": 1},
+    "11_lowering.ipynb": {".mlckit-pass-stepper-picture": 1},
 }
 
 # Every element in an output whose content is wider than its box and which does not scroll

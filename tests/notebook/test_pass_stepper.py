@@ -166,3 +166,30 @@ def test_unknown_pipeline_name_is_rejected():
 
     with pytest.raises(TVMValueError, match='"relax" or "tir"'):
         PassStepper(mm_relu, pipeline="llvm")
+
+
+def test_tir_stepper_folds_unchanged_passes_by_default_the_relax_one_does_not(mlp):
+    from tests.tir.transform._mm import mm_relu
+
+    tir_stepper = PassStepper(mm_relu, pipeline="tir")
+    assert tir_stepper.fold and repr(tir_stepper) == tir_stepper.summary(fold=True)
+    assert "(3 unchanged: UnrollLoop, Simplify, RemoveNoOp)" in repr(tir_stepper)
+    relax_stepper = PassStepper(mlp)
+    assert not relax_stepper.fold and repr(relax_stepper) == relax_stepper.summary()
+
+
+def test_fold_can_be_chosen_either_way():
+    from tests.tir.transform._mm import mm_relu
+
+    unfolded = PassStepper(mm_relu, pipeline="tir", fold=False)
+    assert repr(unfolded) == unfolded.summary() and "unchanged" not in repr(unfolded)
+    assert len(repr(unfolded).splitlines()) == 1 + len(unfolded.steps)
+
+
+def test_flatten_buffer_step_shows_the_flat_index_with_constant_strides():
+    from tests.tir.transform._mm import mm_relu
+
+    stepper = PassStepper(mm_relu, pipeline="tir")
+    diff = stepper.diff([s.name for s in stepper.steps].index("FlattenBuffer")).splitlines()
+    assert "-            Y[i, j] = Y[i, j] + A[i, k] * B[k, j]" in diff
+    assert "+            Y[i * 128 + j] = Y[i * 128 + j] + A_1[i * 128 + k] * B_1[k * 128 + j]" in diff

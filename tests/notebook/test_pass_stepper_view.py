@@ -92,3 +92,26 @@ def test_the_function_list_offers_the_whole_module_first_then_each_function(mlp)
     assert view.function_name == "main"
     view.select_function(None)
     assert view.function.value == "" and view.function_name is None
+
+
+def test_a_folding_stepper_starts_with_only_the_passes_that_changed():
+    from tests.tir.transform._mm import mm_relu
+
+    stepper = PassStepper(mm_relu, pipeline="tir")
+    view = stepper.view()
+    assert view.only_changed.value
+    assert [i for _, i in view.select.options] == [s.index for s in stepper.changed_steps]
+    assert view.mimebundle()["text/plain"] == stepper.summary(fold=True)
+
+
+def test_the_picture_of_a_folding_stepper_folds_each_run_of_unchanged_passes():
+    from tests.tir.transform._mm import mm_relu
+
+    view = PassStepper(mm_relu, pipeline="tir").view()
+    picture = view.picture()
+    assert "(3 unchanged: CompactBufferAllocation, LowerMatchBuffer, Simplify)" in picture
+    assert "(3 unchanged: UnrollLoop, Simplify, RemoveNoOp)" in picture
+    assert picture.count("<tr") == len(view.stepper.changed_steps) + 2
+    view.only_changed.value = False
+    assert "unchanged:" not in view.picture()
+    assert view.picture().count("<tr") == len(view.stepper.steps)
