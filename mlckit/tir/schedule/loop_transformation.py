@@ -151,33 +151,35 @@ class LoopTransformationMixin:
         for v in ints:
             if v is not None:
                 known *= v
+        dtype = old.loop_var.dtype
+        ana = outer_analyzer(sref.parent) if sref.parent is not None else Analyzer()
         if None in ints:
-            if not isinstance(extent, IntImm):
-                raise ScheduleError(prim, f"cannot infer a factor of loop {describe_loop(old)} whose "
-                                    f"extent {extent} is not a constant", [old])
-            ints[ints.index(None)] = -(-extent.value // known)
+            if isinstance(extent, IntImm):
+                ints[ints.index(None)] = -(-extent.value // known)
+            else:  # as TVM: ceildiv written (n + 31) // 32, the tail cut by T.where
+                ints[ints.index(None)] = ana.simplify(
+                    E.floordiv(extent + IntImm(dtype, known - 1), IntImm(dtype, known)))
         elif isinstance(extent, IntImm) and known < extent.value:
             shown = " * ".join(str(v) for v in ints)
             raise ScheduleError(
                 prim, f"the product of the factors ({shown} = {known}) is smaller than the "
                 f"extent {extent.value} of loop {describe_loop(old)}", [old])
-        dtype = old.loop_var.dtype
         name = old.loop_var.name_hint
         new_vars = [Var(f"{name}_{i}", dtype) for i in range(len(ints))]
+        ints = [f if isinstance(f, E.PrimExpr) else IntImm(dtype, f) for f in ints]
         value = IntImm(dtype, 0)
         for v, f in zip(new_vars, ints):
-            value = value * IntImm(dtype, f) + v
+            value = value * f + v
         rw = Rewrite()
-        ana = outer_analyzer(sref.parent) if sref.parent is not None else Analyzer()
         for v, f in zip(new_vars, ints):
-            ana.bind(v, Range(IntImm(dtype, 0), IntImm(dtype, f)))
+            ana.bind(v, Range(IntImm(dtype, 0), f))
         body = _SubstLoopVars(rw, {old.loop_var: value}).visit_stmt(old.body)
         predicate = E.LT(value, extent) if not isinstance(value, IntImm) else E.convert(True)
         if not disable_predication and not ana.can_prove(predicate):
             body = _AppendPredicate(rw, predicate).visit_stmt(body)
         new_loops = []
         for v, f in zip(reversed(new_vars), reversed(ints)):
-            body = S.For(v, IntImm(dtype, 0), IntImm(dtype, f), S.ForKind.SERIAL, body)
+            body = S.For(v, IntImm(dtype, 0), f, S.ForKind.SERIAL, body)
             new_loops.append(body)
         body = _SimplifyBindings(rw, sref, preserve_unit_iters, new_loops).visit_stmt(body)
         new_loops = _loop_chain(body, len(ints))

@@ -2,6 +2,7 @@
 
 import numpy as np
 
+import mlckit
 from mlckit import tir
 from mlckit.script import tir as T
 
@@ -318,3 +319,41 @@ def test_splitting_a_fused_loop_divides_the_whole_fused_sum():
     out = np.zeros((16, 64), "float32")
     _run(sch.mod["main"], a, out)
     np.testing.assert_array_equal(out, a)
+
+
+@T.prim_func
+def add_one_n(a: T.handle, b: T.handle):
+    n = T.int32()
+    A = T.match_buffer(a, (n,), "float32")
+    B = T.match_buffer(b, (n,), "float32")
+    for i in range(n):
+        with T.block("B"):
+            vi = T.axis.spatial(n, i)
+            B[vi] = A[vi] + T.float32(1)
+
+
+@T.prim_func
+def add_one_n_split(a: T.handle, b: T.handle):
+    n = T.int32()
+    A = T.match_buffer(a, (n,), "float32")
+    B = T.match_buffer(b, (n,), "float32")
+    for i_0, i_1 in T.grid((n + 31) // 32, 32):
+        with T.block("B"):
+            vi = T.axis.spatial(n, i_0 * 32 + i_1)
+            T.where(i_0 * 32 + i_1 < n)
+            B[vi] = A[vi] + T.float32(1)
+
+
+def test_split_infers_the_factor_of_a_symbolic_loop_as_a_ceiling_division():
+    # as TVM: the outer extent is (n + 31) // 32 and T.where cuts the last tile
+    sch = tir.Schedule(add_one_n, debug_mask="all")
+    (i,) = sch.get_loops(sch.get_block("B"))
+    sch.split(i, factors=[None, 32])
+    check(sch, add_one_n_split)
+    f = mlckit.build(sch.mod, target="llvm")
+    for n in (1, 31, 32, 100):
+        a = np.random.default_rng(n).standard_normal(n).astype("float32")
+        b = np.zeros(n, "float32")
+        f(a, b)
+        np.testing.assert_allclose(b, a + 1)
+    verify_trace_roundtrip(sch, add_one_n)
