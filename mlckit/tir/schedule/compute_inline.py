@@ -215,6 +215,11 @@ class ComputeInlineMixin:
             for i in range(128):                           T.reads(A[vi])
                 with T.block("C"):                         T.writes(C[vi])
                     C[vi] = B[vi] + 1                      C[vi] = A[vi] * 2 + 1
+
+        As TVM, a ``blockize``d producer (``B_o``) is inlined into through the one innermost
+        block writing the buffer, and the inlined store gets a ``T.where`` wherever the
+        consumer's iterators are not provably in their domain (``T.where(i < 12)`` for a
+        producer over 16 elements feeding a consumer over 12).
         """
         prim = "reverse_compute_inline"
         sref = self._block_sref(block, prim)
