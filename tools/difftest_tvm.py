@@ -27,9 +27,13 @@ spelling (TVM 0.27: ``tirx``, ``@T.prim_func(s_tir=True)``, ``T.sblock``,
   tolerance (and mlckit's also against the unscheduled kernel);
 - crashes: an exception from mlckit that is not a ``TVMError`` is always a bug.
 
+When TVM's own parser refuses the script TVM printed (ill-formed IR), TVM's script is no
+reference: the texts are compared as printed, or mlckit's function checked to be well-formed.
+
 It prints one summary line, e.g. ``2000 cases: 1900 agree (95.0%), TVM crashes internally
-(mlckit right) 18, TVM's numbers wrong (mlckit refuses or right) 32; real differences 50:
-accept/reject differs 10, script differs 40, numbers differ 0, mlckit crashes 0`` (each case
+(mlckit right) 18, TVM's numbers wrong (mlckit refuses or right) 32, TVM prints a script its
+parser refuses 3; real differences 47: accept/reject differs 10,
+script differs 37, numbers differ 0, mlckit crashes 0`` (each case
 counted once, where its fault lies: see ``classify``) and writes every difference to
 ``<report>.json`` and a grouped ``<report>.md`` for triage.  ``--only ID[,ID]`` re-runs
 chosen cases (same seed) and ``--show`` prints their steps and both scripts.
@@ -165,6 +169,10 @@ def tvm_worker(cases_file: str, out_dir: str, skip: int) -> None:
                 except Exception as err:  # TVM's refusals: TVMError, and TypeErrors of the API
                     res["outcomes"].append(["rejected", _tvm_message(err)])
             res["script"] = sch.mod.script()
+            try:  # does TVM's own parser take what TVM printed?
+                tvm.script.from_source(res["script"])
+            except Exception as err:
+                res["reparse"] = _tvm_message(err)[-600:]
             try:
                 ex = tvm.compile(sch.mod, target=target)
                 args = [tvm.runtime.tensor(a) for a in random_inputs(case["shapes"], case["id"])]
@@ -432,6 +440,8 @@ def compare(m, t):
             entry = {"kind": "accept_reject", "step": i, "op": m["steps"][i]["op"],
                      "mlckit": m["outcomes"][i], "tvm": t["outcomes"][i],
                      "diff": _diff(m.get("script"), from_tvm_spelling(t["script"] or ""))}
+            if b == "ok" and t.get("build"):
+                entry["tvm_build"] = t["build"][:600]
             if b == "ok" and t.get("out") and "ref" in m:
                 # where only TVM accepts: are its final numbers right?
                 tv = np.load(t["out"])
@@ -443,8 +453,25 @@ def compare(m, t):
         return diffs
     # the final function
     text = from_tvm_spelling(t["script"])
+    if t.get("reparse"):
+        # TVM's own parser refuses its printout (ill-formed IR), so it is no reference: the
+        # case is TVM's fault when mlckit prints the same text, or a well-formed function
+        # (its script parses back to it) computing the unscheduled kernel's numbers
+        same = _printed(m["script"]) == _printed(text)
+        if not same:
+            try:
+                back = from_source(m["script"])["main"]
+                sound = structural_equal(back, m["mod"]["main"]) and "out" in m and bool(
+                    np.allclose(m["out"], m["ref"], rtol=1e-3, atol=1e-3))
+            except Exception:
+                sound = False
+        diffs.append({"kind": "tvm_unparsable" if same or sound else "script",
+                      "why": "TVM's parser refuses TVM's script"
+                      + ("" if same else "; mlckit's differs") + ": " + t["reparse"],
+                      "diff": _diff(m["script"], text)})
+        text = None
     try:
-        theirs = from_source(text)["main"]
+        theirs = from_source(text)["main"] if text is not None else None
     except Exception as err:
         diffs.append({"kind": "script", "why": f"mlckit cannot parse TVM's script: {err}"[:1500],
                       "diff": _diff(m["script"], text)})
@@ -486,19 +513,33 @@ def compare(m, t):
 
 # Where the fault lies, one class a case (the first that applies).
 REAL = ("accept_reject", "script", "numbers", "crash", "tvm_failed")
+INTERNAL = ("Check failed", "InternalError")
 
 
 def _tvm_internal(d) -> bool:
-    """TVM refused a step with an internal check failure (not a ScheduleError)."""
+    """TVM refused a step with an internal check failure (not a ScheduleError) that mlckit
+    takes, or took a step mlckit refuses and then could not build its own result (an
+    internal check of its lowering: the IR it made is ill-formed)."""
     msg = d["tvm"][1] if d["tvm"][0] == "rejected" else ""
-    return (d["mlckit"][0] == "ok" and "ScheduleError" not in msg.split(":")[0]
-            and any(k in msg for k in ("Check failed", "InternalError")))
+    if d["mlckit"][0] == "ok":
+        return ("ScheduleError" not in msg.split(":")[0]
+                and any(k in msg for k in INTERNAL))
+    return d["tvm"][0] == "ok" and any(k in d.get("tvm_build", "") for k in INTERNAL)
+
+
+def _printed(text):
+    """A script without its import comments, for comparing printouts."""
+    return "\n".join(ln for ln in (text or "").splitlines()
+                     if ln.strip() and not ln.startswith("# from tvm"))
 
 
 def classify(diffs) -> str:
     """``agree``; ``tvm_internal``: TVM fails with an internal check where mlckit computes the
-    unscheduled kernel's numbers; ``tvm_wrong``: TVM computes wrong numbers where mlckit
-    refuses or computes the right ones; else the kind of the real difference."""
+    unscheduled kernel's numbers, or takes a step mlckit refuses and cannot build the result;
+    ``tvm_wrong``: TVM computes wrong numbers where mlckit refuses or computes the right ones;
+    ``tvm_unparsable``: TVM's parser refuses TVM's own printout, and mlckit prints the same
+    text or a well-formed function with the right numbers; else the kind of the real
+    difference."""
     if not diffs:
         return "agree"
     kinds = {d["kind"] for d in diffs}
@@ -512,7 +553,8 @@ def classify(diffs) -> str:
             return "tvm_wrong"
     if "tvm_wrong" in kinds:  # TVM's script is no reference where its numbers are wrong
         return "tvm_wrong"
-    return next(k for k in REAL if k in kinds)
+    real = [k for k in REAL if k in kinds]
+    return real[0] if real else "tvm_unparsable"
 
 
 def summary_line(counts) -> str:
@@ -520,7 +562,8 @@ def summary_line(counts) -> str:
     real = sum(counts[k] for k in REAL)
     line = (f"{n} cases: {counts['agree']} agree ({100 * counts['agree'] / n:.1f}%), "
             f"TVM crashes internally (mlckit right) {counts['tvm_internal']}, "
-            f"TVM's numbers wrong (mlckit refuses or right) {counts['tvm_wrong']}; "
+            f"TVM's numbers wrong (mlckit refuses or right) {counts['tvm_wrong']}, "
+            f"TVM prints a script its parser refuses {counts['tvm_unparsable']}; "
             f"real differences {real}: accept/reject differs {counts['accept_reject']}, "
             f"script differs {counts['script']}, numbers differ {counts['numbers']}, "
             f"mlckit crashes {counts['crash']}")
@@ -542,9 +585,16 @@ def _signature(d, m):
         msg = found.group(1) if found else (msg.splitlines()[0] if msg else "")
         msg = re.sub(r"\d+", "N", msg)[:140]
         wrong = " [TVM's numbers wrong]" if d.get("tvm_numbers_right") is False else ""
+        if d["tvm"][0] == "ok" and any(k in d.get("tvm_build", "") for k in INTERNAL):
+            wrong = " [TVM cannot build its result]"
         return f"{d['op']}: {who} ({msg}){wrong}"
     if d["kind"] == "crash":
         return "crash: " + re.sub(r"\d+", "N", d["detail"].split("\n")[0])[:160]
+    if d["kind"] == "tvm_unparsable":
+        found = re.search(r"undefined variable", d["why"])
+        why = "a variable used but not defined" if found else d["why"].split(": ", 1)[-1][:60]
+        ops = sorted({s["op"] for s, o in zip(m["steps"], m["outcomes"]) if o[0] == "ok"})
+        return f"TVM's parser refuses its own script ({why}) after {'+'.join(ops)}"
     if d["kind"] == "script":
         ops = sorted({s["op"] for s, o in zip(m["steps"], m["outcomes"]) if o[0] == "ok"})
         return f"script ({d['why'][:60]}) after {'+'.join(ops)}"
@@ -591,8 +641,8 @@ def main(argv=None):
         tres.update(run_tvm(batch, args.tvm_python, work_dir, b))
         print(f"  {len(mres)} cases, {time.time() - start:.0f}s", file=sys.stderr)
 
-    counts = dict.fromkeys(("agree", "tvm_internal", "tvm_wrong", "accept_reject", "script",
-                            "numbers", "crash", "tvm_failed"), 0)
+    counts = dict.fromkeys(("agree", "tvm_internal", "tvm_wrong", "tvm_unparsable",
+                            "accept_reject", "script", "numbers", "crash", "tvm_failed"), 0)
     report = []
     for cid in ids:
         m, t = mres[cid], tres[cid]
@@ -620,11 +670,13 @@ def main(argv=None):
         for s in e["signatures"]:
             groups.setdefault((e["fault"], s), []).append(e["id"])
     titles = {"tvm_internal": "TVM crashes internally (mlckit right)",
-              "tvm_wrong": "TVM's numbers wrong (mlckit refuses or right)"}
+              "tvm_wrong": "TVM's numbers wrong (mlckit refuses or right)",
+              "tvm_unparsable": "TVM prints a script its parser refuses (mlckit's is the same, "
+                                "or well-formed and right)"}
     with open(args.report + ".md", "w") as f:
         f.write(f"# difftest_tvm (seed {args.seed})\n\n{line}\n")
         for fault in ("accept_reject", "script", "numbers", "crash", "tvm_failed",
-                      "tvm_internal", "tvm_wrong"):
+                      "tvm_internal", "tvm_wrong", "tvm_unparsable"):
             rows = sorted(((s, c) for (k, s), c in groups.items() if k == fault),
                           key=lambda kv: -len(kv[1]))
             if rows:

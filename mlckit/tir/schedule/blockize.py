@@ -334,11 +334,26 @@ def _outer_init(init, inner_realize, inner_loops, name):
             vmap[iv.var] = nv
             ivs.append(IterVar(iv.dom, nv, iv.iter_type, iv.thread_tag))
             values.append(value)
-    stmt = S.BlockRealize(values, inner_realize.predicate,
+    copied = [lp for lp in inner_loops
+              if any(uses_var(v, lambda x, lp=lp: x is lp.loop_var) for v in values)]
+    stmt = S.BlockRealize(values, _init_predicate(inner_realize.predicate, inner_loops, copied),
                           S.Block(ivs, [], list(inner_block.writes), name, init))
-    for lp in inner_loops:
-        if any(uses_var(v, lambda x, lp=lp: x is lp.loop_var) for v in values):
-            nv = Var(lp.loop_var.name_hint, lp.loop_var.dtype)
-            vmap[lp.loop_var] = nv
-            stmt = lp.replace(loop_var=nv, body=stmt)
+    for lp in copied:
+        nv = Var(lp.loop_var.name_hint, lp.loop_var.dtype)
+        vmap[lp.loop_var] = nv
+        stmt = lp.replace(loop_var=nv, body=stmt)
     return substitute_stmt(stmt, vmap, Rewrite())
+
+
+def _init_predicate(predicate, inner_loops, copied):
+    """The inner block's predicate without the conditions over inner loops the init does not
+    copy (the reduction's loops): the init runs once for each spatial point, so a bound on the
+    reduction's padded loops does not concern it.  TVM 0.27 keeps them, and its init then
+    uses loop variables defined nowhere (its own parser refuses the script it prints, and its
+    build fails)."""
+    dropped = [lp.loop_var for lp in inner_loops if not any(lp is c for c in copied)]
+    kept = E.IntImm("bool", True)
+    for c in _conjuncts(predicate):
+        if not uses_var(c, lambda x: any(x is v for v in dropped)):
+            kept = E.logical_and(kept, c)
+    return kept

@@ -9,7 +9,8 @@ one store, indexed by the block's iterators.
 
 from __future__ import annotations
 
-from mlckit.arith.analyzer import substitute
+from mlckit.arith.analyzer import Analyzer, substitute
+from mlckit.ir import structural_equal
 from mlckit.tir import expr as E
 from mlckit.tir import stmt as S
 from mlckit.tir.expr import BufferLoad, PrimExpr, Var
@@ -18,7 +19,7 @@ from mlckit.tir.expr_functor import load_with, map_loads
 from .compute_at import removal_target
 from .error import ScheduleError
 from .instruction import primitive
-from .ir_utils import Mutator, Rewrite, replace_stmts, walk
+from .ir_utils import Mutator, Rewrite, realizes_under, replace_stmts, walk
 from .query import child_block_srefs, consumer_srefs, producer_srefs, scope_sref
 
 
@@ -214,6 +215,11 @@ class ComputeInlineMixin:
             for i in range(128):                           T.reads(A[vi])
                 with T.block("C"):                         T.writes(C[vi])
                     C[vi] = B[vi] + 1                      C[vi] = A[vi] * 2 + 1
+
+        As TVM, a ``blockize``d producer (``B_o``) is inlined into through the one innermost
+        block writing the buffer, and the inlined store gets a ``T.where`` wherever the
+        consumer's iterators are not provably in their domain (``T.where(i < 12)`` for a
+        producer over 16 elements feeding a consumer over 12).
         """
         prim = "reverse_compute_inline"
         sref = self._block_sref(block, prim)
@@ -228,13 +234,18 @@ class ComputeInlineMixin:
                                 "needs exactly one to be inlined into", [cstmt])
         psref = producers[0]
         pstmt = psref.stmt
-        pstore = _check_simple(prim, pstmt, "producer")
+        scope = scope_sref(sref)
+        # as TVM: the store to inline into is that of the leaf block writing the buffer, the
+        # producer itself or, for a blockized producer (`C_o`), the block inside it
+        leaf_realize = _leaf_writer(prim, psref, cstmt)
+        leaf = leaf_realize.block
+        pstore = _check_simple(prim, leaf, "producer")
         buf = pstore.buffer
         func = self.mod[sref.func_name]
         if any(b is buf for b in _param_buffers(func)):
-            raise ScheduleError(prim, f"producer `{pstmt.name_hint}` writes `{buf.name}`, a "
-                                "parameter of the function; it must stay written", [pstmt])
-        _check_not_output(prim, pstmt, buf, scope_sref(psref).stmt, "producer")
+            raise ScheduleError(prim, f"producer `{leaf.name_hint}` writes `{buf.name}`, a "
+                                "parameter of the function; it must stay written", [leaf])
+        _check_not_output(prim, leaf, buf, scope.stmt, "producer")
         loads = []
 
         def collect(e):
@@ -262,23 +273,109 @@ class ComputeInlineMixin:
             raise ScheduleError(prim, f"buffer `{buf.name}` is also read by block "
                                 f"`{others[0].stmt.name_hint}`; it must have one consumer", [cstmt])
         vmap = {v: pstore.indices[d] for d, v in enumerate(first)}
+        predicate = _in_bounds_predicate(prim, cstmt, leaf_realize, vmap)
         new_value = _inline_expr(cstore.value, buf, lambda idx: pstore.value)
         new_value = substitute(new_value, vmap)
         new_indices = [substitute(i, vmap) for i in cstore.indices]
         new_store = S.BufferStore(cstore.buffer, new_value, new_indices)
         rw = Rewrite()
-        new_p = rw.derive(pstmt, body=new_store)
-        scope = scope_sref(sref)
-        table = {id(pstmt): new_p, id(removal_target(sref)): None}
+        new_leaf = rw.derive(leaf, body=new_store)
+        new_realize = leaf_realize.replace(block=new_leaf, predicate=predicate)
+        table = {id(leaf_realize): new_realize, id(removal_target(sref)): None}
         scope_body = replace_stmts(scope.stmt.body, table, rw)
         new_scope = rw.derive(scope.stmt, body=scope_body)
         new_body = replace_stmts(func.body, {id(scope.stmt): new_scope}, rw)
-        new_func = func.replace(body=new_body)
-        fixed = rw.derive(new_p, **_recompute(new_func, new_p, reads=True, writes=True))
-        rw.link(pstmt, fixed)
-        new_body = replace_stmts(new_body, {id(new_p): fixed}, rw)
+        # the regions of the leaf and of the blocks between it and the scope change: as TVM,
+        # recompute them, innermost first (an outer block's regions cover its inner blocks')
+        for old in _blocks_down_to(pstmt, leaf)[::-1]:
+            new_func = func.replace(body=new_body)
+            current = _find_derived(new_func, rw, old)
+            fixed = rw.derive(current, **_recompute(new_func, current, reads=True, writes=True))
+            rw.link(old, fixed)
+            new_body = replace_stmts(new_body, {id(current): fixed}, rw)
         new_body = _drop_if_unused(new_body, buf, rw)
         self._commit(sref.func_name, new_body, rw)
+
+
+def _leaf_writer(prim, psref, consumer):
+    """The realize of the block that holds the producer's store: the producer itself, or the
+    single innermost block inside it that writes what ``consumer`` reads (TVM inlines into
+    the inner block of a ``blockize``d producer)."""
+    pstmt = psref.stmt
+    if not realizes_under(pstmt):
+        return psref.realize
+    wanted = [r.buffer for r in consumer.reads]
+    leaves = []
+
+    def visit(s):
+        if not isinstance(s, S.BlockRealize):
+            return True
+        if realizes_under(s.block):  # T.init() included
+            return True
+        if any(w.buffer is b for w in s.block.writes for b in wanted):
+            leaves.append(s)
+        return False
+
+    for c in [pstmt.init, pstmt.body]:
+        walk(c, visit)
+    if len(leaves) != 1:
+        names = ", ".join(f"`{r.block.name_hint}`" for r in leaves) or "none"
+        raise ScheduleError(prim, f"producer `{pstmt.name_hint}` holds {len(leaves)} innermost "
+                            f"blocks writing what block `{consumer.name_hint}` reads ({names}); "
+                            "it needs exactly one to inline into", [pstmt])
+    return leaves[0]
+
+
+def _blocks_down_to(outer, leaf):
+    """The blocks from ``outer`` down to ``leaf`` (both included), outermost first."""
+    if outer is leaf:
+        return [leaf]
+    for realize in realizes_under(outer):
+        found = _blocks_down_to(realize.block, leaf)
+        if found:
+            return [outer] + found
+    return []
+
+
+def _in_bounds_predicate(prim, consumer, leaf_realize, vmap):
+    """TVM's predicate for the inlined store: the consumer's iterators, written as the
+    producer's store indices, lie in the consumer's domain.  Simplified knowing only the
+    producer's own iterator ranges (as TVM), then written over the producer's loop variables;
+    ``True`` when provable.  A producer domain that provably misses part of the consumer's is
+    refused (the consumer would lose elements)."""
+    leaf = leaf_realize.block
+    ana = Analyzer()
+    for iv in leaf.iter_vars:
+        ana.bind(iv.var, iv.dom)
+    conds = []
+    for iv in consumer.iter_vars:
+        value = vmap[iv.var]
+        lo, end = iv.dom.min, iv.dom.min + iv.dom.extent
+        bound = ana.const_int_bound(value)
+        lo_c, end_c = ana.const_int_bound(lo), ana.const_int_bound(end)
+        if (lo_c.is_const and bound.min_value > lo_c.min_value) or \
+                (end_c.is_const and bound.max_value < end_c.min_value - 1):
+            raise ScheduleError(prim, f"producer `{leaf.name_hint}` does not cover the domain of "
+                                f"block `{consumer.name_hint}`'s iterator `{iv.var.name_hint}`; "
+                                "inlining would lose elements", [consumer])
+        conds += [E.LE(lo, value), E.LT(value, end)]
+    predicate = E.convert(True)
+    for c in conds:
+        predicate = E.logical_and(predicate, c)
+    predicate = ana.simplify(predicate)
+    if _is_true(predicate):
+        return leaf_realize.predicate
+    bindings = {iv.var: v for iv, v in zip(leaf.iter_vars, leaf_realize.iter_values)}
+    predicate = Analyzer().simplify(substitute(predicate, bindings))
+    old = leaf_realize.predicate
+    if _is_true(old) or structural_equal(old, predicate):
+        return predicate
+    # TVM replaces the producer's own predicate here; keeping both is never wrong
+    return E.logical_and(old, predicate)
+
+
+def _is_true(e) -> bool:
+    return isinstance(e, E.IntImm) and bool(e.value)
 
 
 def _drop_if_unused(body, buf, rw):

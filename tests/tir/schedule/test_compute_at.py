@@ -432,3 +432,55 @@ def test_reverse_compute_at_refuses_a_reduction_spread_over_the_repeated_loop():
     i_loop = sch.get_loops(rf)[1]
     expect_error(sch, lambda: sch.reverse_compute_at(sch.get_block("B"), i_loop),
                  "every iteration of loop", "touches the same elements")
+
+
+@T.prim_func
+def _matmul(A: T.Buffer((16, 16), "float32"), B: T.Buffer((16, 16), "float32"),
+            C: T.Buffer((16, 16), "float32")):
+    for i, j, k in T.grid(16, 16, 16):
+        with T.block("C"):
+            vi, vj, vk = T.axis.remap("SSR", [i, j, k])
+            with T.init():
+                C[vi, vj] = T.float32(0)
+            C[vi, vj] = C[vi, vj] + A[vi, vk] * B[vk, vj]
+
+
+@T.prim_func
+def _matmul_blockized_cache_at_row(A: T.Buffer((16, 16), "float32"),
+                                   B: T.Buffer((16, 16), "float32"),
+                                   C: T.Buffer((16, 16), "float32")):
+    A_local = T.alloc_buffer((16, 16), scope="local")
+    for i in range(16):
+        with T.block("A_local_o"):
+            v0_o = T.axis.spatial(16, i)
+            v1_o = T.axis.spatial(1, 0)
+            T.reads(A[v0_o, 0:16])
+            T.writes(A_local[v0_o, 0:16])
+            for ax1 in range(16):
+                with T.block("A_local"):
+                    v1_i = T.axis.spatial(16, ax1)
+                    T.reads(A[v0_o, v1_i])
+                    T.writes(A_local[v0_o, v1_i])
+                    A_local[v0_o, v1_i] = A[v0_o, v1_i]
+        for j, k in T.grid(16, 16):
+            with T.block("C"):
+                vi, vj, vk = T.axis.remap("SSR", [i, j, k])
+                T.reads(A_local[vi, vk], B[vk, vj])
+                T.writes(C[vi, vj])
+                with T.init():
+                    C[vi, vj] = T.float32(0.0)
+                C[vi, vj] = C[vi, vj] + A_local[vi, vk] * B[vk, vj]
+
+
+@pytest.mark.parametrize("target", ["lnumpy", "llvm"])
+def test_compute_at_of_a_blockized_cache_block_copies_one_row_per_iteration(target):
+    # the outer block A_local_o moves as one block, its row iterator bound to the loop (TVM 0.27
+    # fails here with an internal "TensorRegion pattern match failed"; the issue saw a Numba
+    # build failure later): the kernel builds and computes A @ B
+    sch = tir.Schedule(_matmul, debug_mask="all")
+    matmul_block = sch.get_block("C")
+    copy = sch.cache_read(matmul_block, 0, "local")
+    outer = sch.blockize(sch.get_loops(copy)[1])
+    sch.compute_at(outer, sch.get_loops(matmul_block)[0])
+    check(sch, _matmul_blockized_cache_at_row)
+    verify_numeric(_matmul, sch.mod, targets=(target,))
