@@ -117,12 +117,13 @@ class CompareBeforeAfter:
                 for name, member in obj.__dict__.items():
                     if name.startswith("_"):
                         continue
-                    func = member if isinstance(member, PrimFunc) else _parse_prim_func(member)
+                    func = member if isinstance(member, PrimFunc) else _parse_prim_func(
+                        member, self.check_well_formed)
                     funcs[name] = func.with_attr("global_symbol", name)
                 return IRModule(funcs)
         else:
             def make(self):
-                return _parse_prim_func(obj)
+                return _parse_prim_func(obj, self.check_well_formed)
         return pytest.fixture(make)
 
     @classmethod
@@ -205,12 +206,14 @@ def _on_module(module_pass):
     return apply
 
 
-def _parse_prim_func(func):
-    """An undecorated TVMScript function parsed as ``@T.prim_func``, seeing its globals."""
+def _parse_prim_func(func, check_well_formed: bool = True):
+    """An undecorated TVMScript function parsed as ``@T.prim_func``, seeing its globals
+    (not checked for well-formedness when the test says ``check_well_formed = False``)."""
     from mlckit.script import tir as T
     from mlckit.script.parser.entry import from_source
 
-    source = "@T.prim_func\n" + textwrap.dedent(inspect.getsource(func))
+    decorator = "@T.prim_func" if check_well_formed else "@T.prim_func(check_well_formed=False)"
+    source = decorator + "\n" + textwrap.dedent(inspect.getsource(func))
     extra = dict(getattr(func, "__globals__", {}))
     extra.setdefault("T", T)
     return from_source(source, extra)
