@@ -18,7 +18,7 @@ import textwrap
 
 import numpy as np
 
-__all__ = ["CompareBeforeAfter", "assert_allclose"]
+__all__ = ["CompareBeforeAfter", "assert_allclose", "fixture", "main", "parameter"]
 
 
 def assert_allclose(actual, desired, rtol: float = 1e-7, atol: float = 1e-7, verbose: bool = True):
@@ -117,12 +117,13 @@ class CompareBeforeAfter:
                 for name, member in obj.__dict__.items():
                     if name.startswith("_"):
                         continue
-                    func = member if isinstance(member, PrimFunc) else _parse_prim_func(member)
+                    func = member if isinstance(member, PrimFunc) else _parse_prim_func(
+                        member, self.check_well_formed)
                     funcs[name] = func.with_attr("global_symbol", name)
                 return IRModule(funcs)
         else:
             def make(self):
-                return _parse_prim_func(obj)
+                return _parse_prim_func(obj, self.check_well_formed)
         return pytest.fixture(make)
 
     @classmethod
@@ -205,12 +206,71 @@ def _on_module(module_pass):
     return apply
 
 
-def _parse_prim_func(func):
-    """An undecorated TVMScript function parsed as ``@T.prim_func``, seeing its globals."""
+def _parse_prim_func(func, check_well_formed: bool = True):
+    """An undecorated TVMScript function parsed as ``@T.prim_func``, seeing its globals
+    (not checked for well-formedness when the test says ``check_well_formed = False``)."""
     from mlckit.script import tir as T
     from mlckit.script.parser.entry import from_source
 
-    source = "@T.prim_func\n" + textwrap.dedent(inspect.getsource(func))
+    decorator = "@T.prim_func" if check_well_formed else "@T.prim_func(check_well_formed=False)"
+    source = decorator + "\n" + textwrap.dedent(inspect.getsource(func))
     extra = dict(getattr(func, "__globals__", {}))
     extra.setdefault("T", T)
     return from_source(source, extra)
+
+
+def parameter(*values, ids=None, by_dict=None):
+    """A parametrized pytest fixture (``tvm.testing.parameter``): every test that takes it
+    runs once per value.  ``by_dict={"name": value}`` gives the values with their test ids.
+
+    Example::
+
+        size = tvm.testing.parameter(1, 10, 100)
+
+        def test_size_is_positive(size):
+            assert size > 0
+    """
+    import pytest
+
+    if by_dict is not None:
+        if values or ids:
+            raise TypeError("tvm.testing.parameter: give the values either positionally or "
+                            "by_dict, not both")
+        ids, values = tuple(by_dict), tuple(by_dict.values())
+
+    # *_cls: the fixture may be a class attribute, when pytest passes the test's instance
+    @pytest.fixture(params=values, ids=ids)
+    def as_fixture(*_cls, request):
+        return request.param
+
+    return as_fixture
+
+
+def fixture(func=None, *, cache_return_value: bool = False):
+    """A pytest fixture (``tvm.testing.fixture``), with or without arguments.
+    ``cache_return_value`` is accepted for TVM's signature; the value is computed per test.
+
+    Example::
+
+        @tvm.testing.fixture
+        def before():
+            return make_kernel()
+    """
+    import pytest
+
+    del cache_return_value  # nothing here is expensive enough to cache across tests
+
+    def wrap(f):
+        return pytest.fixture(f)
+
+    return wrap if func is None else wrap(func)
+
+
+def main():
+    """Run the calling test file under pytest and exit with its status (TVM's
+    ``if __name__ == "__main__": tvm.testing.main()``)."""
+    import sys
+
+    import pytest
+
+    sys.exit(pytest.main([sys.argv[0], *sys.argv[1:]]))

@@ -297,6 +297,16 @@ class Analyzer:
         return [(atom, coef) for atom, coef in lin.terms.values()], lin.const
 
     # -- simplification -------------------------------------------------------------------
+    def canonical_simplify(self, expr):
+        """TVM's canonical form of ``expr``; here the same normal form as ``simplify``.
+
+        >>> from mlckit import arith, tir
+        >>> x = tir.Var("x", "int32")
+        >>> arith.Analyzer().canonical_simplify(x * 2 + x - x)
+        x * 2
+        """
+        return self.simplify(expr)
+
     def simplify(self, expr):
         """A simpler expression equal to ``expr`` for every value of the bound variables."""
         expr = E.convert(expr)

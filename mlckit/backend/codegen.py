@@ -45,6 +45,7 @@ from mlckit.error import TVMTypeError
 from mlckit.tir.buffer import Buffer
 from mlckit.tir.expr import IntImm, Var
 from mlckit.tir.function import PrimFunc
+from mlckit.tir.transform.flatten_buffer import declare_buffer_views
 from mlckit.tir.stmt import (
     Stmt,
 )
@@ -324,6 +325,7 @@ def generate(func: PrimFunc, flavour: Flavour = LNUMPY, name: str | None = None)
     """
     if not isinstance(func, PrimFunc):
         raise TVMTypeError(f"expected a tir.PrimFunc, got {type(func).__name__}")
+    func = declare_buffer_views(func)  # lowered TIR indexes flat views it never declares
     not_scalar: frozenset = frozenset()
     while True:
         try:

@@ -77,3 +77,25 @@ def register_op(name: str, **attrs) -> Op:
         op = _OPS[name] = Op(name, {})
     op.attrs.update(attrs)
     return op
+
+
+def register_op_attr(op_name: str, attr_key: str, value: Any = None, level: int = 10):
+    """Set the attribute ``attr_key`` of the op ``op_name`` (registering the op if new).
+
+    With ``value`` it is set at once; without, this is a decorator that sets the decorated
+    function and returns it unchanged (TVM's ``tvm.ir.register_op_attr``; ``level`` is
+    accepted for TVM's signature, a later registration simply wins).
+
+    >>> from mlckit import ir
+    >>> @ir.register_op_attr("my.intrin", "FLowerDoc")
+    ... def lower(x):
+    ...     return x
+    >>> ir.Op.get("my.intrin").get_attr("FLowerDoc") is lower
+    True
+    """
+
+    def _register(v):
+        register_op(op_name).set_attr(attr_key, v)
+        return v
+
+    return _register(value) if value is not None else _register

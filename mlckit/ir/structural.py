@@ -78,6 +78,10 @@ class _Equal:
         if self.r2l.get(id(rhs)) is not None:
             self.fail(path, lhs, rhs, "variables are bound to different definitions")
         if not (define or self.map_free_vars or lhs is rhs):
+            if getattr(lhs, "_free_eq_by_fields", False):  # its fields hold the variables
+                self.fields(path, lhs, rhs, define=False)
+                self.map_var(path, lhs, rhs)
+                return
             self.fail(path, lhs, rhs, "free variables differ (use map_free_vars=True to match them)")
         self.map_var(path, lhs, rhs)
         self.fields(path, lhs, rhs, define=True)

@@ -36,6 +36,9 @@ class Buffer(Node):
 
     _is_var = True
     _eq_ignore = ("name",)
+    # a buffer never declared (T.Buffer((16,), data=ptr), as FlattenBuffer leaves them) is
+    # equal to one with equal fields over the same data pointer, as in TVM
+    _free_eq_by_fields = True
 
     def __post_init__(self):
         self.dtype = dt.check_dtype(self.dtype)

@@ -194,6 +194,11 @@ class StringImm(PrimExpr):
     def dtype(self) -> str:
         return "handle"
 
+    def __eq__(self, other):
+        if isinstance(other, str):  # as TVM: StringImm("a") == "a"
+            return self.value == other
+        return super().__eq__(other)
+
     __hash__ = PrimExpr.__hash__
 
 

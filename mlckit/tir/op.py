@@ -249,3 +249,62 @@ __all__ = [
     "indexdiv", "indexmod", "max", "max_value", "min", "min_value", "power", "truncdiv",
     "truncmod", *INTRINSICS, "tvm_storage_sync",
 ]
+
+
+# -- hints to the simplifier, and shifts ------------------------------------------------------
+for _name in ("likely", "assume", "shift_left", "shift_right"):
+    register_op(f"tir.{_name}")
+
+
+def likely(cond) -> PrimExpr:
+    """``cond``, marked as the likely outcome (``tir.likely``): a hint for loop partitioning.
+
+    >>> from mlckit import tir
+    >>> tir.likely(tir.Var("i", "int32") < 4)
+    T.likely(i < 4)
+    """
+    cond = convert(cond)
+    return call_intrin(cond.dtype, "tir.likely", cond)
+
+
+def assume(cond) -> PrimExpr:
+    """A fact the simplifier may use from here on (``tir.assume``), written
+    ``T.evaluate(T.assume(n == 0))``; it computes nothing.
+
+    >>> from mlckit import tir
+    >>> tir.assume(tir.Var("n", "int32") == 0)
+    T.assume(n == 0)
+    """
+    return call_intrin("bool", "tir.assume", convert(cond))
+
+
+def _shift(name: str, x, y) -> PrimExpr:
+    # a Python int takes the other operand's type, as in any binary TIR op
+    x = convert(x, getattr(y, "dtype", None))
+    y = convert(y, x.dtype)
+    if not (dt.is_int(x.dtype) or dt.is_uint(x.dtype)):
+        raise TVMTypeError(f"T.{name} shifts integers, got {x.dtype}")
+    return call_intrin(x.dtype, f"tir.{name}", x, y)
+
+
+def shift_left(x, y) -> PrimExpr:
+    """``x << y`` on integers (``tir.shift_left``).
+
+    >>> from mlckit import tir
+    >>> tir.shift_left(1, tir.Var("i", "int32"))
+    T.shift_left(1, i)
+    """
+    return _shift("shift_left", x, y)
+
+
+def shift_right(x, y) -> PrimExpr:
+    """``x >> y`` on integers (``tir.shift_right``).
+
+    >>> from mlckit import tir
+    >>> tir.shift_right(tir.Var("i", "int32"), 2)
+    T.shift_right(i, 2)
+    """
+    return _shift("shift_right", x, y)
+
+
+__all__ += ["assume", "likely", "shift_left", "shift_right"]

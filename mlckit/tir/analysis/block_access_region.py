@@ -228,6 +228,10 @@ def to_range(s, extent_of_dim: PrimExpr) -> Range:
     return Range(s.lo.to_expr(), diff.add(Linear({}, 1, s.lo.dtype)).to_expr())
 
 
+def _is_zero(e) -> bool:
+    return isinstance(e, E.IntImm) and e.value == 0
+
+
 # -- the detector ----------------------------------------------------------------------------------
 class _Detector:
     def __init__(self, visible: dict, block: S.Block):
@@ -246,9 +250,15 @@ class _Detector:
         if id(buffer) not in self.visible:
             return
         mb = self.matched.get(id(buffer))
-        if mb is not None:
+        if mb is not None:  # as TVM: the accessed part of the view, placed in its source
+            src = mb.source.region
+            lead = len(src) - len(sets)
+            ranges = [to_range(st, ext) for st, ext in zip(sets, mb.buffer.shape)]
+            sets = [_range_set(r, self.dom_map) for r in src[:lead]] + [
+                _range_set(Range(E.add(r.min, v.min) if not _is_zero(r.min) else v.min,
+                                 v.extent), self.dom_map)
+                for r, v in zip(src[lead:], ranges)]
             buffer = mb.source.buffer
-            sets = [_range_set(r, self.dom_map) for r in mb.source.region]
         for entry in table:
             if entry[0] is buffer:
                 entry[1] = [union(a, b) for a, b in zip(entry[1], sets)]

@@ -99,7 +99,7 @@ class _Verifier:
         for p in self.func.params:
             self.defined[id(p)] = p
         for buf in self.func.buffer_map.values():
-            for v in _buffer_vars(buf):
+            for v in _buffer_vars(buf) + [buf.data]:
                 self.defined.setdefault(id(v), v)
             self.buffers[id(buf)] = buf
         self.stmt(self.func.body)
@@ -288,7 +288,12 @@ class _Verifier:
 
     # -- expressions -------------------------------------------------------------------------
     def use_buffer(self, buf: Buffer, n_indices: int):
-        if id(buf) not in self.buffers:
+        if id(buf) not in self.buffers and id(buf.data) in self.defined \
+                and id(buf) not in self.alloc_owner:
+            # a view of a pointer in scope (T.Buffer(shape, dtype, data) after T.allocate),
+            # which TVM accepts without a DeclBuffer
+            self.check_buffer_shape(buf)
+        elif id(buf) not in self.buffers:
             owner = self.alloc_owner.get(id(buf))
             if owner is not None:
                 self.fail(f"the buffer {buf.name!r} is used outside the block {owner!r} that "

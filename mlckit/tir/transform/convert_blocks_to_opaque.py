@@ -8,7 +8,9 @@ body, reads, writes and init, and the block keeps no iterators (an *opaque* bloc
         vj = T.axis.spatial(128, j_0 * 4 + ax0)      T.writes(C[i, j_0 * 4 + ax0])
         C[vi, vj] = T.max(Y[vi, vj], 0)              C[i, j_0 * 4 + ax0] = T.max(...)
 
-As in TVM, a block that still has a ``T.init()`` is rejected: run ``LowerInitBlock`` first.
+As in TVM, a block that still has a ``T.init()`` is rejected (run ``LowerInitBlock``
+first), and so is a ``T.where`` predicate written with the block's own iterators (it is
+evaluated outside the block, where only the loop variables exist).
 
 Example::
 
@@ -20,6 +22,7 @@ from __future__ import annotations
 from mlckit.error import TVMError
 from mlckit.ir.transform import FunctionPass
 from mlckit.tir import stmt as S
+from mlckit.tir.analysis.var_use import var_ids
 from mlckit.tir.function import PrimFunc
 from mlckit.tir.stmt_functor import node_rewriter
 
@@ -36,6 +39,12 @@ def _convert(node):
         raise TVMError(f"ConvertBlocksToOpaque: block {block.name_hint!r} still has a "
                        "T.init(); run tir.transform.LowerInitBlock() first")
     table = {id(iv.var): value for iv, value in zip(block.iter_vars, node.iter_values)}
+    used = var_ids(node.predicate) & set(table)
+    if used:
+        names = [iv.var.name_hint for iv in block.iter_vars if id(iv.var) in used]
+        raise TVMError(f"ConvertBlocksToOpaque: the T.where predicate of block "
+                       f"{block.name_hint!r} uses the block iterator(s) {names}; a predicate "
+                       "may use only the loop variables around the block")
     subst = node_rewriter(lambda x: table.get(id(x)) if getattr(x, "_is_var", False) else None)
     new_block = block.replace(iter_vars=[], reads=subst(block.reads),
                               writes=subst(block.writes), body=subst(block.body))

@@ -59,10 +59,16 @@ def _lower_loop(node: S.For):
         iv = E.IterVar(E.Range(node.min, node.extent), node.loop_var,
                        E.IterVarType.ThreadIndex, tag)
         key = "virtual_thread" if tag.startswith("vthread") else "thread_extent"
-        return S.AttrStmt(iv, key, node.extent, body)
+        return _wrap_pragmas(node.loop_var, node.annotations,
+                             S.AttrStmt(iv, key, node.extent, body))
     if _is_one(node.extent) and not node.annotations:
         return body
-    return node if body is node.body else node.replace(body=body)
+    # as TVM: pragma_* annotations become AttrStmts around the loop, the others stay on it
+    annotations = node.annotations or {}
+    kept = {k: v for k, v in annotations.items() if not k.startswith("pragma_")}
+    if body is not node.body or len(kept) != len(annotations):
+        node = node.replace(body=body, annotations=kept)
+    return _wrap_pragmas(node.loop_var, annotations, node)
 
 
 def allocation_shape(buf) -> list:
@@ -75,8 +81,41 @@ def allocation_shape(buf) -> list:
         if isinstance(outer, E.IntImm) and isinstance(inner, E.IntImm):
             shape[i] = E.IntImm(shape[i].dtype, outer.value // inner.value)
         else:
-            shape[i] = Analyzer().simplify(E.Div(outer, inner))
+            exact = _exact_quotient(outer, inner)
+            shape[i] = exact if exact is not None else Analyzer().simplify(E.Div(outer, inner))
     return shape
+
+
+def _exact_quotient(a, b):
+    """``a / b`` when ``a`` is ``b * x`` or ``x * b`` (a padded row's stride): ``x``."""
+    if isinstance(a, E.Mul):
+        from mlckit.ir.structural import structural_equal
+
+        if structural_equal(a.a, b):
+            return a.b
+        if structural_equal(a.b, b):
+            return a.a
+    return None
+
+
+def _pragmas(annotations: dict) -> list:
+    """The ``pragma_*`` annotations as (key, PrimExpr) sorted by key, as TVM lowers them to
+    ``AttrStmt`` (a str becomes a StringImm, a Python number a constant)."""
+    out = []
+    for key in sorted(k for k in (annotations or {}) if k.startswith("pragma_")):
+        value = annotations[key]
+        if isinstance(value, str):
+            value = E.StringImm(value)
+        elif not isinstance(value, E.PrimExpr):
+            value = E.convert(value)
+        out.append((key, value))
+    return out
+
+
+def _wrap_pragmas(node_key, annotations: dict, body):
+    for key, value in reversed(_pragmas(annotations)):
+        body = S.AttrStmt(node_key, key, value, body)
+    return body
 
 
 def _lower(node):
@@ -93,12 +132,13 @@ def _lower(node):
         raise TVMError(f"LowerOpaqueBlock: block {block.name_hint!r} has T.match_buffer; run "
                        "tir.transform.LowerMatchBuffer() first")
     body = block.body
+    if not _is_true(node.predicate):  # as TVM: inside the allocations
+        body = S.IfThenElse(node.predicate, body, None)
     for buf in reversed(block.alloc_buffers):
         body = S.Allocate(buf.data, buf.dtype, allocation_shape(buf), E.IntImm("bool", True),
                           S.DeclBuffer(buf, body))
-    if not _is_true(node.predicate):
-        body = S.IfThenElse(node.predicate, body, None)
-    return body
+    # block annotations are dropped, but pragma_* ones become AttrStmts, as in TVM
+    return _wrap_pragmas(E.IntImm("int32", 0), block.annotations, body)
 
 
 def lower_opaque_block(func: PrimFunc) -> PrimFunc:

@@ -2,8 +2,8 @@
 
 What counts as doing nothing, as in TVM: ``T.evaluate(x)`` of an expression without calls,
 a store of a value into the place it was loaded from (``A[i] = A[i]``), a loop that never
-runs (its extent provably ≤ 0), and a loop, conditional, ``let`` or sequence whose parts all
-do nothing.  An empty ``then`` turns ``if c: pass else: s`` into ``if not c: s``.  ``Simplify`` leaves such statements behind
+runs (its extent provably ≤ 0), and a loop, conditional, ``let``, allocation or sequence whose
+parts all do nothing (keeping the calls of a ``let`` value, as TVM does).  An empty ``then`` turns ``if c: pass else: s`` into ``if not c: s``.  ``Simplify`` leaves such statements behind
 (``if False:`` becomes ``T.evaluate(0)``)::
 
     for i in range(4):                       ──►   (nothing)
@@ -41,6 +41,12 @@ def _has_call(e) -> bool:
     return bool(found)
 
 
+def _effects_of(*exprs):
+    """The statement keeping the side effects (calls) of ``exprs``: ``T.evaluate(0)`` if none."""
+    kept = [S.Evaluate(e) for e in exprs if _has_call(e)]
+    return S.stmt_seq(*kept) if kept else S.Evaluate(0)
+
+
 def _is_no_op(s) -> bool:
     if s is None:
         return True
@@ -59,7 +65,13 @@ def _remove(node, analyzer: Analyzer):
         if len(kept) == len(node.seq):
             return node
         return S.stmt_seq(*kept) if kept else S.Evaluate(0)
-    if isinstance(node, (S.For, S.LetStmt, S.AttrStmt)) and _is_no_op(node.body):
+    if isinstance(node, S.LetStmt) and _is_no_op(node.body):
+        return _effects_of(node.value)  # a call's side effects stay (TVM's MakeEvaluate)
+    if isinstance(node, S.For) and _is_no_op(node.body):
+        return _effects_of(node.min, node.extent)
+    if isinstance(node, S.Allocate) and _is_no_op(node.body):
+        return _effects_of(*node.extents)  # an empty temporary
+    if isinstance(node, (S.AttrStmt, S.DeclBuffer)) and _is_no_op(node.body):
         return S.Evaluate(0)
     if isinstance(node, S.IfThenElse):
         if _is_no_op(node.then_case) and _is_no_op(node.else_case):

@@ -48,3 +48,17 @@ def test_opaque_function_still_computes_mm_relu():
 def test_a_block_with_init_is_rejected_with_the_pass_to_run_first():
     with pytest.raises(TVMError, match="LowerInitBlock"):
         tvm.tir.transform.ConvertBlocksToOpaque()(plain())
+
+
+def test_a_predicate_written_with_the_blocks_own_iterators_is_rejected():
+    @T.prim_func(check_well_formed=False)
+    def before(A: T.Buffer((8,), "int32")):
+        for i in range(8):
+            with T.block("B"):
+                vi = T.axis.remap("S", [i])
+                T.where(vi < 6)
+                A[vi] = 0
+
+    with pytest.raises(TVMError, match=r"predicate of block 'B' uses the block iterator\(s\) "
+                                       r"\['vi'\]"):
+        tvm.tir.transform.ConvertBlocksToOpaque()(tvm.IRModule({"main": before}))

@@ -3,6 +3,7 @@ course's mm_relu; TVM 0.27 prints the parameters' flat views `A_1 = A.view(16384
 
 from __future__ import annotations
 
+import numpy as np
 import pytest
 
 import mlckit as tvm
@@ -54,9 +55,86 @@ def test_one_dimensional_buffers_are_left_alone():
     assert tvm.tir.transform.FlattenBuffer()(mod)["f"] is f
 
 
-def test_blocks_with_iterators_must_be_made_opaque_first():
-    with pytest.raises(TVMError, match="ConvertBlocksToOpaque"):
-        tvm.tir.transform.FlattenBuffer()(plain())
+def test_a_strided_view_of_an_allocation_is_indexed_with_its_strides():
+    @T.prim_func
+    def before(A: T.Buffer((4, 16), "float32"), C: T.Buffer((4, 16), "float32")):
+        T.func_attr({"global_symbol": "f"})
+        B = T.decl_buffer([4, 17], "float32")
+        B_1 = T.Buffer([4, 16], dtype="float32", data=B.data, strides=[17, 1])
+        for i, j in T.grid(4, 16):
+            B_1[i, j] = A[i, j] + T.float32(1)
+        for i, j in T.grid(4, 16):
+            C[i, j] = B_1[i, j] * T.float32(2)
+
+    @T.prim_func
+    def expected(A: T.Buffer((4, 16), "float32"), C: T.Buffer((4, 16), "float32")):
+        T.func_attr({"global_symbol": "f"})
+        A_1 = T.decl_buffer((64,), data=A.data)
+        C_1 = T.decl_buffer((64,), data=C.data)
+        B = T.decl_buffer((68,))
+        B_1 = T.Buffer((68,), data=B.data)
+        for i, j in T.grid(4, 16):
+            B_1[i * 17 + j] = A_1[i * 16 + j] + T.float32(1)
+        for i, j in T.grid(4, 16):
+            C_1[i * 16 + j] = B_1[i * 17 + j] * T.float32(2)
+
+    after = tvm.tir.transform.FlattenBuffer()(tvm.IRModule({"f": before}))["f"]
+    tvm.ir.assert_structural_equal(after, expected)
+    from mlckit.backend import lnumpy
+
+    a = np.arange(64, dtype="float32").reshape(4, 16)
+    c = np.zeros((4, 16), "float32")
+    lnumpy.build(after)(a, c)  # (the backends index strided buffers only once flattened)
+    np.testing.assert_allclose(c, (a + 1) * 2)
+
+
+def test_a_bool_buffer_is_backed_by_int8():
+    @T.prim_func
+    def before(A: T.Buffer((2, 5), "bool"), B: T.Buffer((2, 5), "bool")):
+        T.func_attr({"global_symbol": "f"})
+        for i, j in T.grid(2, 5):
+            B[i, j] = A[i, j]
+
+    @T.prim_func
+    def expected(A: T.Buffer((2, 5), "bool"), B: T.Buffer((2, 5), "bool")):
+        T.func_attr({"global_symbol": "f"})
+        A_1 = T.decl_buffer((10,), "int8", data=A.data)
+        B_1 = T.decl_buffer((10,), "int8", data=B.data)
+        for i, j in T.grid(2, 5):
+            B_1[i * 5 + j] = T.Cast("int8", T.Cast("bool", A_1[i * 5 + j]))
+
+    after = tvm.tir.transform.FlattenBuffer()(tvm.IRModule({"f": before}))["f"]
+    tvm.ir.assert_structural_equal(after, expected)
+
+
+def test_axis_separators_keep_one_flat_axis_per_group():
+    @T.prim_func
+    def before():
+        T.func_attr({"global_symbol": "main"})
+        A = T.alloc_buffer([2, 3, 5, 7], axis_separators=[2])
+        for i0, i1, i2, i3 in T.grid(2, 3, 5, 7):
+            T.evaluate(A[i0, i1, i2, i3])
+
+    @T.prim_func
+    def expected():
+        T.func_attr({"global_symbol": "main"})
+        A = T.alloc_buffer([6, 35], axis_separators=[1])
+        for i0, i1, i2, i3 in T.grid(2, 3, 5, 7):
+            T.evaluate(A[i0 * 3 + i1, i2 * 7 + i3])
+
+    after = tvm.tir.transform.FlattenBuffer()(tvm.IRModule({"main": before}))["main"]
+    tvm.ir.assert_structural_equal(after, expected)
+
+
+def test_misplaced_axis_separators_are_rejected():
+    @T.prim_func
+    def before():
+        A = T.alloc_buffer([2, 3], axis_separators=[2])
+        for i0, i1 in T.grid(2, 3):
+            T.evaluate(A[i0, i1])
+
+    with pytest.raises(TVMError, match="axis_separators"):
+        tvm.tir.transform.FlattenBuffer()(tvm.IRModule({"main": before}))
 
 
 def test_an_opaque_block_gets_flat_allocations_and_regions():

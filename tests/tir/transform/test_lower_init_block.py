@@ -79,3 +79,36 @@ def test_each_pass_has_tvm_signature():
         assert isinstance(p, tvm.transform.Pass) and p.info.name == name
         mod = p(mod)
         assert isinstance(mod, tvm.IRModule)
+
+
+def test_a_block_reading_through_a_match_buffer_reads_only_the_accessed_source_elements():
+    # the regions TVMScript completes are those TVM detects: AA[j, k] of the view
+    # AA = A[i, 0:8, 0:8] is A[i, j, k], not the whole view
+    @T.prim_func
+    def total(a: T.Buffer((4, 8, 8), "float32"), b: T.Buffer((4,), "float32")):
+        T.func_attr({"global_symbol": "total"})
+        for i0, j0, k0 in T.grid(4, 8, 8):
+            with T.block("S"):
+                i, j, k = T.axis.remap("SRR", [i0, j0, k0])
+                BB = T.match_buffer(b[i], ())
+                AA = T.match_buffer(a[i, 0:8, 0:8], (8, 8))
+                with T.init():
+                    BB[()] = T.float32(0)
+                BB[()] += AA[j, k]
+
+    @T.prim_func
+    def want(a: T.Buffer((4, 8, 8), "float32"), b: T.Buffer((4,), "float32")):
+        T.func_attr({"global_symbol": "total"})
+        for i0, j0, k0 in T.grid(4, 8, 8):
+            with T.block("S"):
+                i, j, k = T.axis.remap("SRR", [i0, j0, k0])
+                T.reads(a[i, j, k])
+                T.writes(b[i])
+                BB = T.match_buffer(b[i], ())
+                AA = T.match_buffer(a[i, 0:8, 0:8], (8, 8))
+                if j == 0 and k == 0:
+                    BB[()] = T.float32(0)
+                BB[()] = BB[()] + AA[j, k]
+
+    after = tvm.tir.transform.LowerInitBlock()(tvm.IRModule({"main": total}))
+    tvm.ir.assert_structural_equal(after["main"], want)

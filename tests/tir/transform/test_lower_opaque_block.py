@@ -119,3 +119,40 @@ def test_a_padded_buffer_allocates_its_strides():
 
     after = tir.transform.LowerOpaqueBlock()(tvm.IRModule({"f": f}))["f"]
     assert [int(e) for e in after.body.extents] == [8, 17]
+
+
+def test_pragma_annotations_become_attr_stmts_and_other_loop_annotations_stay():
+    @T.prim_func
+    def before(A: T.Buffer((8,), "float32")):
+        T.func_attr({"global_symbol": "f"})
+        for i in T.serial(8, annotations={"pragma_unroll_explicit": 1, "keep_me": 2}):
+            with T.block("b"):
+                T.block_attr({"pragma_auto_unroll_max_step": 16, "dropped": 1})
+                A[i] = T.float32(0)
+
+    after = tvm.tir.transform.LowerOpaqueBlock()(tvm.IRModule({"f": before}))["f"]
+    assert after.body.attr_key == "pragma_unroll_explicit"
+    assert after.body.node is after.body.body.loop_var
+    assert after.body.body.annotations == {"keep_me": 2}
+    inner = after.body.body.body
+    assert inner.attr_key == "pragma_auto_unroll_max_step" and inner.value.value == 16
+    assert isinstance(inner.body, tvm.tir.BufferStore)
+
+
+def test_a_padded_row_allocates_the_stride_ratio_even_for_symbolic_sizes():
+    @T.prim_func
+    def before(a: T.handle):
+        m = T.int32()
+        A = T.match_buffer(a, (1, m, 64))
+        for i in range(2):
+            with T.block(""):
+                P = T.alloc_buffer((1, m, 64), strides=(72 * m, 72, 1))
+                for x, y in T.grid(m, 64):
+                    P[0, x, y] = A[0, x, y]
+
+    after = tvm.tir.transform.LowerOpaqueBlock()(tvm.IRModule({"main": before}))["main"]
+    alloc = after.body.body
+    m = after.buffer_map[after.params[0]].shape[1]
+    assert isinstance(alloc, tvm.tir.Allocate)
+    tvm.ir.assert_structural_equal(alloc.extents, [tvm.tir.IntImm("int32", 1), m,
+                                                   tvm.tir.IntImm("int32", 72)])

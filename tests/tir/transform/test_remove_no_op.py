@@ -83,3 +83,36 @@ class TestEmptyThenBecomesANegatedCondition(tvm.testing.CompareBeforeAfter):
         for i in range(16):
             if not (i < 8):
                 A[i] = 42
+
+
+def test_an_unused_let_keeps_the_side_effects_of_its_value():
+    @T.prim_func
+    def before():
+        T.func_attr({"global_symbol": "main"})
+        x = T.call_extern("extern_func", dtype="int32")
+        T.evaluate(0)
+
+    @T.prim_func
+    def expected():
+        T.func_attr({"global_symbol": "main"})
+        T.evaluate(T.call_extern("extern_func", dtype="int32"))
+
+    after = tvm.tir.transform.RemoveNoOp()(tvm.IRModule({"main": before}))["main"]
+    tvm.ir.assert_structural_equal(after, expected)
+
+
+def test_an_allocation_whose_body_does_nothing_is_removed_with_its_declarations():
+    @T.prim_func
+    def before():
+        T.func_attr({"global_symbol": "main"})
+        A = T.decl_buffer([4, 4], "int32", scope="local")
+        A_flat = T.decl_buffer(16, "int32", scope="local", data=A.data)
+        T.evaluate(0)
+
+    @T.prim_func
+    def expected():
+        T.func_attr({"global_symbol": "main"})
+        T.evaluate(0)
+
+    after = tvm.tir.transform.RemoveNoOp()(tvm.IRModule({"main": before}))["main"]
+    tvm.ir.assert_structural_equal(after, expected)

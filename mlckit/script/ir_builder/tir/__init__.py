@@ -86,6 +86,30 @@ bool = boolean  # noqa: A001 - TVM's T.bool
 
 # TIR expression helpers, as TVM's builder module exposes them (T.max, T.exp, ...)
 from mlckit.tir.op import *  # noqa: E402,F401,F403 - its __all__: exp, max, floordiv ...
+import functools as _functools  # noqa: E402
+
+from mlckit.tir import op as _op  # noqa: E402
+
+
+def _drop_dtype(func):
+    """``func`` taking (and ignoring) ``dtype=``, as TVM's builder wraps its expression
+    helpers: printed scripts say ``T.likely(c, dtype="bool")``; the type follows the operands."""
+
+    @_functools.wraps(func)
+    def wrapped(*args, dtype=None, **kwargs):
+        return func(*args, **kwargs)
+
+    return wrapped
+
+
+for _name in ("abs", "acos", "asin", "atan", "atan2", "ceil", "copysign", "cos", "cosh", "erf",
+              "exp", "exp2", "exp10", "floor", "floordiv", "floormod", "fmod", "hypot",
+              "if_then_else", "isfinite", "isinf", "isnan", "likely", "assume", "log", "log1p",
+              "log2", "log10", "nearbyint", "nextafter", "pow", "round", "rsqrt", "shift_left",
+              "shift_right", "sigmoid", "sin", "sinh", "sqrt", "tan", "tanh", "trunc",
+              "truncdiv", "truncmod"):
+    if hasattr(_op, _name):
+        globals()[_name] = _drop_dtype(getattr(_op, _name))
 
 # calls leaving TIR (T.call_extern, T.call_packed, T.tvm_access_ptr, T.type_annotation ...)
 from .extern import *  # noqa: E402,F401,F403
