@@ -7,7 +7,8 @@ statement (the span the parser gave it) when:
   buffer's shape, a loop variable used after its loop, a block iterator used outside its block);
 - a loop variable is used inside a block that has iterators (TVM's ``BlockVarAccessVerifier``:
   a block sees the loops around it only through its iterator bindings);
-- a nested loop reuses the name of an enclosing loop's variable, or a Var is defined twice;
+- a Var is defined twice (a nested loop may reuse an enclosing loop's name, as in TVM: it is
+  another variable, printed ``i_1``);
 - a buffer is used outside the scope that defines it (a block's ``T.alloc_buffer``), or is not
   defined at all, or is indexed with the wrong number of indices;
 - a block has no name;
@@ -142,9 +143,6 @@ class _Verifier:
         self.expr(s.min)
         self.expr(s.extent)
         name = s.loop_var.name_hint
-        if name and name in self.loop_names:
-            self.fail(f"the loop variable {name!r} is already the variable of an enclosing "
-                      "loop; give the inner loop another name")
         self.define(s.loop_var, "a loop variable")
         self.loop_vars[id(s.loop_var)] = len(self.blocks)
         self.loop_names.append(name)

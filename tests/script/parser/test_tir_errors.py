@@ -93,13 +93,6 @@ CASES = [
         def f(A: T.Buffer((4,), "flaot32")):
             T.evaluate(0)
         """, 2, "unknown dtype 'flaot32'"),
-    ("nested_loop_reuses_a_variable_name", """
-        @T.prim_func
-        def f(A: T.Buffer((4, 4), "float32")):
-            for i in range(4):
-                for i in range(4):
-                    A[i, i] = T.float32(0)
-        """, 4, "'i' is already the variable of an enclosing loop"),
     ("loop_variable_used_inside_a_block", """
         @T.prim_func
         def f(A: T.Buffer((4, 4), "float32")):

@@ -88,3 +88,18 @@ def test_register_op_attr_sets_the_attribute_and_returns_the_function():
 
     assert intrin(1) == 2
     assert tvm.ir.Op.get("tir.test_forms_intrin").get_attr("FDoc") is intrin
+
+
+def test_a_nested_loop_may_reuse_a_name_as_another_variable_printed_apart():
+    # TVM accepts it (Python scoping: the inner `i` is a new variable) and prints it `i_1`
+    @T.prim_func
+    def f(A: T.Buffer((4, 4), "float32")):
+        for i in range(4):
+            for i in range(4):
+                A[i, i] = A[i, i] + T.float32(1)
+
+    assert "for i, i_1 in T.grid(4, 4):\n        A[i_1, i_1] = A[i_1, i_1] + T.float32(1.0)" in f.script()
+    for target in ("llvm", "lnumpy"):
+        a = np.zeros((4, 4), "float32")
+        tvm.build(f, target=target)(a)
+        np.testing.assert_array_equal(a, np.diag(np.full(4, 4, "float32")))
