@@ -268,7 +268,14 @@ def fixture(func=None, *, cache_return_value: bool = False):
 
 def main():
     """Run the calling test file under pytest and exit with its status (TVM's
-    ``if __name__ == "__main__": tvm.testing.main()``)."""
+    ``if __name__ == "__main__": tvm.testing.main()``).
+
+    Example::
+
+        # at the end of tests/test_my_pass.py, run as `python tests/test_my_pass.py -q`
+        if __name__ == "__main__":
+            tvm.testing.main()
+    """
     import sys
 
     import pytest

@@ -192,4 +192,4 @@ def test_flatten_buffer_step_shows_the_flat_index_with_constant_strides():
     stepper = PassStepper(mm_relu, pipeline="tir")
     diff = stepper.diff([s.name for s in stepper.steps].index("FlattenBuffer")).splitlines()
     assert "-            Y[i, j] = Y[i, j] + A[i, k] * B[k, j]" in diff
-    assert "+            Y[i * 128 + j] = Y[i * 128 + j] + A_1[i * 128 + k] * B_1[k * 128 + j]" in diff
+    assert "+            Y_1[i * 128 + j] = Y_1[i * 128 + j] + A_1[i * 128 + k] * B_1[k * 128 + j]" in diff

@@ -121,8 +121,10 @@ class IRBuilder:
         if hasattr(value, "name_hint") and not hasattr(value, "shape"):
             value.name_hint = name
         elif hasattr(value, "name") and hasattr(value, "shape"):  # a tir.Buffer
-            value.name = name
-            if hasattr(value, "data"):
+            old, value.name = value.name, name
+            # its own data pointer takes the name too; a view's (``T.Buffer(..., data=Y)``)
+            # keeps the name of the variable it was given, so that printing is stable
+            if hasattr(value, "data") and value.data.name_hint in ("", old):
                 value.data.name_hint = name
         return value
 

@@ -3,17 +3,18 @@
 After ``LowerOpaqueBlock`` the loops still index ``Y[i, j]``; memory is flat, so TVM
 rewrites each access to a single row-major offset, and each allocation to one extent::
 
-    Y = T.decl_buffer((128, 128))                    C_1 = T.decl_buffer((16384,), data=C.data)
-    for i, j in T.grid(128, 128):            ──►     Y = T.decl_buffer((16384,))
+    Y = T.decl_buffer((128, 128))                    C_1 = T.Buffer((16384,), data=C.data)
+    for i, j in T.grid(128, 128):            ──►     Y = T.allocate([16384], "float32", "global")
         C[i, j] = T.max(Y[i, j], 0)                      for i, j in T.grid(128, 128):
-                                                         C_1[i * 128 + j] = T.max(Y[i * 128 + j], 0)
+                                                         C_1[i * 128 + j] = T.max(Y_1[i * 128 + j], 0)
 
 As TVM's pass does:
 
 - a parameter ``C: T.Buffer((128, 128))`` keeps its signature (it checks the caller's
-  array); the body uses a flat view of the same data, declared at its top
-  (``C_1 = T.decl_buffer((16384,), data=C.data)``, as TVM 0.27; TVM 0.23 left these views
-  undeclared);
+  array); the body uses a flat view of the same data, undeclared
+  (``C_1 = T.Buffer((16384,), data=C.data)``, as TVM 0.23 prints it; TVM 0.27 declares it);
+- ``DeclBuffer`` statements are stripped, as TVM 0.23 does: an allocation's buffer is a view
+  of its data (``Y_1 = T.Buffer((16384,), data=Y)``);
 - an ``Allocate`` takes the flat shape of the ``DeclBuffer`` right inside it when that
   declares the same buffer, else the product of its extents;
 - a buffer with ``strides`` is indexed with them (``B[i, j]`` with strides ``[17, 1]`` →
@@ -188,9 +189,8 @@ def flatten_buffer(func: PrimFunc) -> PrimFunc:
     originals = {}
 
     def rewrite(node):
-        if isinstance(node, S.DeclBuffer):
-            flat = flattener.buffer(node.buffer)
-            return node if flat is node.buffer else node.replace(buffer=flat)
+        if isinstance(node, S.DeclBuffer):  # stripped, as TVM 0.23 does (0.27 keeps them)
+            return node.body
         if isinstance(node, S.Allocate):
             old = originals.get(id(node.buffer_var))
             changes = {}
@@ -210,16 +210,9 @@ def flatten_buffer(func: PrimFunc) -> PrimFunc:
     body = post_order_rewrite(func.body, rewrite)
     if body is func.body:
         return func
-    # the parameters keep their shapes; the body reads them through flat views, declared
-    # first, as TVM 0.27 does (it prints them `A_1 = A.view(16384)`; TVM 0.23 left them
-    # undeclared)
-    views = [flattener.flat[id(b)] for b in (func.buffer_map or {}).values()
-             if id(b) in flattener.flat and flattener.flat[id(b)] is not b]
-    root = body.block if isinstance(body, S.BlockRealize) else None
-    inner = root.body if root is not None else body  # inside a root block, as TVMScript puts it
-    for flat in reversed(views):
-        inner = S.DeclBuffer(flat, inner)
-    body = body.replace(block=root.replace(body=inner)) if root is not None else inner
+    # the parameters keep their shapes; the body reads them through flat views of the same
+    # data, left undeclared as TVM 0.23 leaves them (TVM 0.27 declares them, printed
+    # `A_1 = A.view(16384)`); code generators declare them (declare_buffer_views)
     return func.replace(body=body)
 
 

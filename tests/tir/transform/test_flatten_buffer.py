@@ -1,5 +1,5 @@
-"""FlattenBuffer: one row-major offset per access (checked against TVM 0.27's output for the
-course's mm_relu; TVM 0.27 prints the parameters' flat views `A_1 = A.view(16384)`)."""
+"""FlattenBuffer: one row-major offset per access, in TVM 0.23's form: the parameters' flat
+views undeclared, `DeclBuffer` stripped (TVM 0.27 declares the views, `A_1 = A.view(16384)`)."""
 
 from __future__ import annotations
 
@@ -17,16 +17,17 @@ from ._mm import check_numbers, plain
 def expected(A: T.Buffer((128, 128), "float32"), B: T.Buffer((128, 128), "float32"),
              C: T.Buffer((128, 128), "float32")):
     T.func_attr({"global_symbol": "mm_relu", "tir.noalias": True})
-    A_1 = T.decl_buffer((16384,), data=A.data)
-    B_1 = T.decl_buffer((16384,), data=B.data)
-    C_1 = T.decl_buffer((16384,), data=C.data)
-    Y = T.decl_buffer((16384,))
+    A_1 = T.Buffer((16384,), data=A.data)
+    B_1 = T.Buffer((16384,), data=B.data)
+    C_1 = T.Buffer((16384,), data=C.data)
+    Y = T.allocate([16384], "float32", "global")
+    Y_1 = T.Buffer((16384,), data=Y)
     for i, j, k in T.grid(128, 128, 128):
         if k == 0:
-            Y[i * 128 + j] = T.float32(0.0)
-        Y[i * 128 + j] = Y[i * 128 + j] + A_1[i * 128 + k] * B_1[k * 128 + j]
+            Y_1[i * 128 + j] = T.float32(0.0)
+        Y_1[i * 128 + j] = Y_1[i * 128 + j] + A_1[i * 128 + k] * B_1[k * 128 + j]
     for i, j in T.grid(128, 128):
-        C_1[i * 128 + j] = T.max(Y[i * 128 + j], T.float32(0.0))
+        C_1[i * 128 + j] = T.max(Y_1[i * 128 + j], T.float32(0.0))
 
 
 def blockless():
@@ -69,10 +70,10 @@ def test_a_strided_view_of_an_allocation_is_indexed_with_its_strides():
     @T.prim_func
     def expected(A: T.Buffer((4, 16), "float32"), C: T.Buffer((4, 16), "float32")):
         T.func_attr({"global_symbol": "f"})
-        A_1 = T.decl_buffer((64,), data=A.data)
-        C_1 = T.decl_buffer((64,), data=C.data)
-        B = T.decl_buffer((68,))
-        B_1 = T.Buffer((68,), data=B.data)
+        A_1 = T.Buffer((64,), data=A.data)
+        C_1 = T.Buffer((64,), data=C.data)
+        B = T.allocate([68], "float32", "global")
+        B_1 = T.Buffer((68,), data=B)
         for i, j in T.grid(4, 16):
             B_1[i * 17 + j] = A_1[i * 16 + j] + T.float32(1)
         for i, j in T.grid(4, 16):
@@ -98,8 +99,8 @@ def test_a_bool_buffer_is_backed_by_int8():
     @T.prim_func
     def expected(A: T.Buffer((2, 5), "bool"), B: T.Buffer((2, 5), "bool")):
         T.func_attr({"global_symbol": "f"})
-        A_1 = T.decl_buffer((10,), "int8", data=A.data)
-        B_1 = T.decl_buffer((10,), "int8", data=B.data)
+        A_1 = T.Buffer((10,), "int8", data=A.data)
+        B_1 = T.Buffer((10,), "int8", data=B.data)
         for i, j in T.grid(2, 5):
             B_1[i * 5 + j] = T.Cast("int8", T.Cast("bool", A_1[i * 5 + j]))
 
@@ -156,7 +157,7 @@ def test_an_opaque_block_gets_flat_allocations_and_regions():
     @T.prim_func
     def expected(A: T.Buffer((4, 8), "float32")):
         T.func_attr({"global_symbol": "f"})
-        A_1 = T.decl_buffer((32,), data=A.data)
+        A_1 = T.Buffer((32,), data=A.data)
         for _ in range(1):
             with T.block("outer"):
                 T.reads(A_1[0:32])
