@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import field
 from enum import IntEnum
 from typing import Any
 
@@ -239,6 +240,8 @@ class Allocate(Stmt):
     condition: PrimExpr
     body: Stmt
     annotations: dict = None  # type: ignore[assignment]
+    # the memory it lives in (TVM keeps it in the pointer type of buffer_var)
+    scope: str = field(default="global", kw_only=True)
 
     _def_fields = ("buffer_var",)
 

@@ -105,6 +105,8 @@ def test_lower_of_a_cache_write_kernel_is_what_tvm_lowers_it_to():
 
     lowered = tvm.lower(blocked())
     tvm.ir.assert_structural_equal(lowered["matmul"], lowered_cache_write)
+    # the allocation keeps its memory once the DeclBuffer is stripped
+    assert 'C_local = T.allocate([16], "float32", "local")' in lowered.script()
     rng = np.random.default_rng(1)
     a, b = rng.random((16, 16), dtype="float32"), rng.random((16, 16), dtype="float32")
     for build in (lnumpy.build, lambda f: numba_cpu.build(f, cache=False)):

@@ -124,7 +124,7 @@ def _is_allocate_decl_buffer(node: S.Allocate) -> bool:
         return False
     buf = body.buffer
     return (buf.data is node.buffer_var and buf.dtype == node.dtype
-            and is_const(node.condition, 1) and not node.annotations
+            and buf.scope == node.scope and is_const(node.condition, 1) and not node.annotations
             and len(node.extents) == len(buf.shape)
             and all(structural_equal(E.convert(a), E.convert(b))
                     for a, b in zip(node.extents, buf.shape)))
@@ -136,11 +136,11 @@ def _allocate(node: S.Allocate, d: IRDocsifier) -> D.Doc:
     if d.cfg.syntax_sugar and _is_allocate_decl_buffer(node):
         return _decl_buffer_doc(node.body, d, DATA)
     args = [d.expr(list(node.extents)), dtype_doc(node.dtype),
-            D.LiteralDoc((node.annotations or {}).get("storage_scope", "global"))]
+            D.LiteralDoc(node.scope)]
     if not is_const(node.condition, 1):
         args.append(d.expr(node.condition))
     kwargs = []
-    annotations = {k: v for k, v in (node.annotations or {}).items() if k != "storage_scope"}
+    annotations = dict(node.annotations or {})
     if annotations:
         kwargs.append(("annotations", d.expr(annotations)))
     lhs = define_var(d, node.buffer_var, d.frames[-1])

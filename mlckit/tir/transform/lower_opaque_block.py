@@ -136,7 +136,7 @@ def _lower(node):
         body = S.IfThenElse(node.predicate, body, None)
     for buf in reversed(block.alloc_buffers):
         body = S.Allocate(buf.data, buf.dtype, allocation_shape(buf), E.IntImm("bool", True),
-                          S.DeclBuffer(buf, body))
+                          S.DeclBuffer(buf, body), scope=buf.scope)
     # block annotations are dropped, but pragma_* ones become AttrStmts, as in TVM
     return _wrap_pragmas(E.IntImm("int32", 0), block.annotations, body)
 

@@ -363,7 +363,7 @@ class DeclBufferFrame(TIRFrame):
             return
         b = self.buffer
         add_to_parent(S.Allocate(b.data, b.dtype, list(b.shape), E.IntImm("bool", True), body,
-                                 span=self.span))
+                                 scope=b.scope, span=self.span))
 
 
 class AllocateFrame(TIRFrame):
@@ -381,4 +381,5 @@ class AllocateFrame(TIRFrame):
 
     def exit(self) -> None:
         add_to_parent(S.Allocate(self.buffer_var, self.dtype, list(self.extents), self.condition,
-                                 as_stmt(self.stmts), self.annotations, span=self.span))
+                                 as_stmt(self.stmts), self.annotations, scope=self.scope,
+                                 span=self.span))
