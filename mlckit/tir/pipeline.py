@@ -50,7 +50,7 @@ def default_tir_pipeline() -> Sequential:
 
     >>> from mlckit import tir
     >>> [p.info.name for p in tir.pipeline.default_tir_pipeline()][:3]
-    ['LowerInitBlock', 'ConvertBlocksToOpaque', 'CompactBufferAllocation']
+    ['LowerInitBlock', 'PlanAndUpdateBufferAllocationLocation', 'ConvertBlocksToOpaque']
     """
     passes = [getattr(transform, name)() for name in TVM_ORDER if hasattr(transform, name)]
     return Sequential(passes, name="default_tir_pipeline")
