@@ -142,7 +142,8 @@ def test_tir_pipeline_steps_through_the_lowering_passes_of_a_prim_func():
     assert [s.name for s in stepper.steps] == [
         "LowerInitBlock", "PlanAndUpdateBufferAllocationLocation", "ConvertBlocksToOpaque",
         "CompactBufferAllocation", "LowerMatchBuffer", "Simplify",
-        "LowerOpaqueBlock", "FlattenBuffer", "UnrollLoop", "Simplify", "RemoveNoOp"]
+        "LowerOpaqueBlock", "FlattenBuffer", "StorageRewrite", "UnrollLoop", "Simplify",
+        "RemoveNoOp"]
     init = stepper.steps[0].diff()
     assert "-                with T.init():\n+                if vk == 0:\n" in init
     assert "T.block" not in stepper.steps[-1].after
@@ -159,7 +160,7 @@ def test_tir_summary_folds_the_passes_that_changed_nothing():
         folded[3],
         "        (3 unchanged: CompactBufferAllocation, LowerMatchBuffer, Simplify)",
         folded[5], folded[6],
-        "        (3 unchanged: UnrollLoop, Simplify, RemoveNoOp)"]
+        "        (4 unchanged: StorageRewrite, UnrollLoop, Simplify, RemoveNoOp)"]
     assert "LowerInitBlock" in folded[1] and "FlattenBuffer" in folded[6]
 
 

@@ -24,6 +24,7 @@ from .plan_update_buffer_allocation_location import (
 )
 from .remove_no_op import RemoveNoOp, remove_no_op
 from .simplify import Simplify, StmtSimplify, simplify
+from .storage_rewrite import StorageRewrite, storage_rewrite
 from .unroll_loop import UnrollLoop, unroll_loop
 
 __all__ = [
@@ -37,6 +38,7 @@ __all__ = [
     "RemoveNoOp",
     "Simplify",
     "StmtSimplify",
+    "StorageRewrite",
     "UnrollLoop",
     "compact_buffer_allocation",
     "convert_blocks_to_opaque",
@@ -48,5 +50,6 @@ __all__ = [
     "prim_func_pass",
     "remove_no_op",
     "simplify",
+    "storage_rewrite",
     "unroll_loop",
 ]
