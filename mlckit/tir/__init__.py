@@ -2,6 +2,7 @@
 
 # pipeline, transform: the lowering passes (tvm.tir.transform, tvm.tir.get_tir_pipeline)
 from . import dtype, pipeline, transform
+from . import ir_builder  # noqa: E402 - TVM's imperative builder (tvm.tir.ir_builder)
 from .buffer import Buffer, BufferRegion, MatchBufferRegion, decl_buffer
 from .expr import (
     EQ,

@@ -74,9 +74,12 @@ class _Finder:
         self.scopes: list[_Entry] = []
         self.allocs: dict[int, tuple] = {}  # id(var) -> (Allocate, level)
         self.accessed: set[int] = set()  # ids of buffers loaded or stored
+        self.scopes_of: dict[int, str] = {}  # id(data var) -> scope of a buffer accessing it
         self.in_thread = False
 
-    def touch(self, var) -> None:
+    def touch(self, var, buffer=None) -> None:
+        if buffer is not None:  # the scope of memory declared without a DeclBuffer
+            self.scopes_of.setdefault(id(var), buffer.scope or "global")
         info = self.allocs.get(id(var))
         if info is not None and info[1] < len(self.scopes):
             self.scopes[info[1]].touched.append(var)
@@ -88,7 +91,7 @@ class _Finder:
             for i in s.indices:
                 self.expr(i)
             self.expr(s.value)
-            self.touch(s.buffer.data)
+            self.touch(s.buffer.data, s.buffer)
         else:
             self.expr(s.value)
         e = self.scopes.pop()
@@ -147,7 +150,7 @@ class _Finder:
             self.accessed.add(id(e.buffer))
             for i in e.indices:
                 self.expr(i)
-            self.touch(e.buffer.data)
+            self.touch(e.buffer.data, e.buffer)
         elif isinstance(e, Node) and not isinstance(e, E.IterVar):
             for name in e.field_names():
                 v = getattr(e, name)
@@ -504,7 +507,7 @@ def storage_rewrite(func: PrimFunc) -> PrimFunc:
     finder.stmt(func.body)
     if not finder.allocs:
         return func
-    planner = _Planner(finder, _var_scopes(func.body, {}))
+    planner = _Planner(finder, {**finder.scopes_of, **_var_scopes(func.body, {})})
     planner.plan()
     rewriter = _Rewriter(planner, finder.accessed)
     body = rewriter.stmt(func.body)
