@@ -25,10 +25,11 @@ where it is used.  As TVM's pass of this name, this one
     for i in range(16): C[i] = 2 * B[i]
 
 As TVM, ``"local"`` (and ``"warp"``) buffers and buffers of at most 32 bits keep their own
-memory (registers are the compiler's business).  Unlike TVM, memory is shared only between
-buffers of one dtype, as TVM does for Vulkan and WebGPU: a NumPy array has one element type.
-TVM's merging of buffers of special memory scopes (``"local.L0A"``…) into one allocation
-with offsets, and its rewrite of buffers to vector types, are not done.
+memory (registers are the compiler's business), and the buffers of a special memory scope
+(a tagged one, ``"local.L0A"``) are packed one after the other into one allocation, their
+indices moved by their start.  Unlike TVM, ordinary memory is shared only between buffers
+of one dtype, as TVM does for Vulkan and WebGPU: a NumPy array has one element type.  TVM's
+rewrite of buffers to vector types (``int32x8``) is not done.
 
 Example::
 
@@ -181,6 +182,13 @@ def _const_nbits(alloc) -> int:
     return total
 
 
+def _special(scope: str) -> bool:
+    """A memory with a tag of its own (``"local.L0A"``): all its buffers of one scope are
+    packed into one allocation, as in TVM."""
+    tag = scope[scope.find("."):] if "." in scope else ""
+    return tag not in ("", ".dyn", ".workspace", ".vtcm")
+
+
 def _keeps_own_memory(scope: str, dtype: str, nbits: int) -> bool:
     """Registers and tiny arrays are never shared (TVM: the compiler allocates registers)."""
     tagless = "." not in scope  # "local.L0A": a special memory, planned like global
@@ -271,8 +279,11 @@ class _Planner:
         if _keeps_own_memory(scope, alloc.dtype, nbits) or len(alloc.extents) != 1:
             return self.new(alloc, scope, nbits)
 
-        def fits(st):
-            return st.attach is self.thread and st.scope == scope and st.dtype == alloc.dtype
+        def fits(st, larger=False):
+            if st.attach is not self.thread or st.scope != scope:
+                return False
+            # a special memory may hold another dtype in a larger block, as in TVM
+            return st.dtype == alloc.dtype or (larger and _special(scope))
 
         if nbits:
             keys = [f[0] for f in self.free]
@@ -281,7 +292,7 @@ class _Planner:
             hi = bisect.bisect_right(keys, nbits * _MATCH_RANGE)
             for k in [*range(mid, hi), *range(mid - 1, lo - 1, -1)]:  # larger first
                 st = self.free[k][2]
-                if fits(st):
+                if fits(st, k >= mid):
                     st.nbits = max(st.nbits, nbits)
                     del self.free[k]
                     return st
@@ -376,8 +387,14 @@ class _Rewriter:
         self.remap: dict[int, object] = {}  # id(old buffer) -> buffer on the shared memory
         self.hoisted: set[int] = set()
         self.nests: dict[int, list] = {}
+        self.offset: dict[int, int] = {}  # id(old var) -> its start, in bits, in packed memory
         for st in planner.storages:
             self.attach.setdefault(id(st.attach), []).append(st)
+        for storages in self.attach.values():
+            self.pack(storages)
+        for st in planner.storages:
+            if id(st) in self.nests:  # packed
+                continue
             first = st.allocs[0]
             for a in st.allocs:
                 self.var_of[id(a.buffer_var)] = first.buffer_var
@@ -399,11 +416,44 @@ class _Rewriter:
                                    first.annotations)]
             self.nests[id(st)] = nest
 
+    def pack(self, storages: list) -> None:
+        """The storages of each special memory scope in one allocation, one after the other
+        (each start aligned to 32 bits), as TVM's merge of tagged memory."""
+        groups: dict[str, list] = {}
+        for st in storages:
+            if _special(st.scope) and st.nbits:
+                groups.setdefault(st.scope, []).append(st)
+        for group in groups.values():
+            if len(group) < 2:
+                continue
+            head = group[0]
+            var, total = head.allocs[0].buffer_var, 0
+            for st in group:
+                for a in st.allocs:
+                    self.var_of[id(a.buffer_var)] = var
+                    self.offset[id(a.buffer_var)] = total
+                total += -(-st.nbits // 32) * 32
+                self.nests[id(st)] = []
+            bits = _elem_bits(head.dtype)
+            first = head.allocs[0]
+            self.nests[id(head)] = [S.Allocate(var, head.dtype,
+                                               [E.IntImm(first.extents[0].dtype,
+                                                         -(-total // bits))],
+                                               first.condition, S.Evaluate(0))]
+
     def attach_to(self, key, body):
         for st in reversed(self.attach.get(key, [])):
             for node in reversed(self.nests[id(st)]):
                 body = node.replace(body=body)
         return body
+
+    def indices(self, buf, indices: list) -> list:
+        """``indices`` moved by the buffer's start in packed memory."""
+        bits = self.offset.get(id(buf.data), 0)
+        if not bits:
+            return indices
+        last = indices[-1]
+        return [*indices[:-1], E.IntImm(last.dtype, bits // _elem_bits(buf.dtype)) + last]
 
     def buffer(self, buf):
         var = self.var_of.get(id(buf.data))
@@ -423,7 +473,7 @@ class _Rewriter:
             return S.DeclBuffer(self.buffer(s.buffer), self.stmt(s.body))
         if isinstance(s, S.BufferStore):
             return S.BufferStore(self.buffer(s.buffer), self.expr(s.value),
-                                 [self.expr(i) for i in s.indices])
+                                 self.indices(s.buffer, [self.expr(i) for i in s.indices]))
         if isinstance(s, S.SeqStmt):
             return S.stmt_seq(*[self.stmt(x) for x in s.seq])
         changes = {}
@@ -442,7 +492,8 @@ class _Rewriter:
         if isinstance(e, E.Var):
             return self.var_of.get(id(e), e)
         if isinstance(e, E.BufferLoad):
-            return E.BufferLoad(self.buffer(e.buffer), [self.expr(i) for i in e.indices])
+            return E.BufferLoad(self.buffer(e.buffer),
+                                self.indices(e.buffer, [self.expr(i) for i in e.indices]))
         if not isinstance(e, Node) or isinstance(e, E.IterVar):
             return e
         changes = {}

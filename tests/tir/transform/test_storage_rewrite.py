@@ -247,3 +247,33 @@ def test_a_buffer_kept_across_loop_iterations_is_not_shared_within_the_loop():
 def test_what_is_not_a_prim_func_is_refused():
     with pytest.raises(TVMError, match="StorageRewrite expects a tir.PrimFunc, got int"):
         tir.transform.storage_rewrite(3)
+
+
+def test_buffers_of_a_special_memory_are_packed_into_one_allocation():
+    # a tagged scope ("local.L0A": an accelerator's scratchpad) is one block of memory: the
+    # buffers alive together sit one after the other, c (int16) from bit 512 = element 32
+    @T.prim_func
+    def before(a: T.Buffer((16,), "float32"), d: T.Buffer((16,), "float32")):
+        b = T.decl_buffer((16,), scope="local.L0A")
+        c = T.decl_buffer((8,), "int16", scope="local.L0A")
+        for i in range(16):
+            b[i] = a[i]
+        for i in range(8):
+            c[i] = T.Cast("int16", b[i])
+        for i in range(16):
+            d[i] = b[i] + T.Cast("float32", c[i // 2])
+
+    @T.prim_func
+    def expected(a: T.Buffer((16,), "float32"), d: T.Buffer((16,), "float32")):
+        b = T.allocate([20], "float32", "global")
+        b_1 = T.decl_buffer((16,), data=b, scope="local.L0A")
+        c = T.decl_buffer((8,), "int16", data=b, scope="local.L0A")
+        for i in range(16):
+            b_1[i] = a[i]
+        for i in range(8):
+            c[32 + i] = T.Cast("int16", b_1[i])
+        for i in range(16):
+            d[i] = b_1[i] + T.Cast("float32", c[32 + i // 2])
+
+    after = rewrite(before)
+    tvm.ir.assert_structural_equal(after, expected.with_attr("global_symbol", "before"))
