@@ -4,7 +4,8 @@ Each ``Name()`` returns a pass over every PrimFunc of an IRModule (``pass(mod) -
 in TVM; the function ``name(func)`` beside it rewrites one PrimFunc.  In TVM's pipeline order
 (:mod:`mlckit.tir.pipeline`): LowerInitBlock, PlanAndUpdateBufferAllocationLocation,
 ConvertBlocksToOpaque, CompactBufferAllocation,
-LowerMatchBuffer, Simplify, LowerOpaqueBlock, FlattenBuffer, UnrollLoop, Simplify, RemoveNoOp.
+LowerMatchBuffer, Simplify, LowerOpaqueBlock, FlattenBuffer, StorageRewrite, UnrollLoop,
+Simplify, RemoveNoOp.
 
 Example::
 

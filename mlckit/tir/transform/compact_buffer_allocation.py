@@ -13,7 +13,10 @@ inside the LCA run, and then
   simplified),
 - moves the allocation to the LCA: a block ``"<buffer>_alloc"`` without iterators, wrapped
   around the LCA loop's body, allocates it (so a ``T.parallel`` LCA gives each iteration its
-  own buffer).
+  own buffer).  The pass ``CompactBufferAllocation()`` does not move, as TVM's: in the
+  pipeline ``PlanAndUpdateBufferAllocationLocation`` has put the buffer there already, and
+  the buffer shrinks where it is; ``compact_buffer_allocation(func)`` (the backends' call)
+  does both.
 
 Before (abridged)::
 
