@@ -144,6 +144,10 @@ class IRBuilder:
         self.emit(lambda body: S.Allocate(buf.data, dtype, shape, IntImm("bool", 1), body))
         return BufferVar(self, buf)
 
+    def buffer_ptr(self, buf) -> BufferVar:
+        """``buf`` (a Buffer, e.g. ``tir.decl_buffer``) to load and store through."""
+        return BufferVar(self, buf)
+
     def get(self):
         """The statement built."""
         body = self._pop_seq()
