@@ -157,6 +157,7 @@ class _Generator(StmtWriter, ExprWriter, LocalScalars, VectorLanes, RegisterProm
         self.uses_prange = False
         self.uses_math = False
         self.hoisted: set[int] = set()
+        self.alloc_extents: dict[int, list] = {}  # id(data var) -> its Allocate's extents
         self.top_pre: list = []
         self.pending: list[str] = []  # lines an expression needs before its statement
         self.promoted: dict[int, str] = {}  # id(load/store) -> scalar holding its element

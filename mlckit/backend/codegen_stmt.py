@@ -294,6 +294,7 @@ class StmtWriter:
         name = self.bind(s.buffer_var, s.buffer_var.name_hint, f"buffer:{s.dtype}:{len(s.extents)}",
                          scoped=False)
         self.emit(f"{name} = np.empty(({shape}), dtype={np_dtype_text(s.dtype)})", s)
+        self.alloc_extents[id(s.buffer_var)] = s.extents
         self.stmt(s.body)
         self.pop_scope()
 
@@ -307,6 +308,10 @@ class StmtWriter:
         if len(buf.shape) == 1:
             shape += ","
         name = self.bind(buf, buf.name, f"buffer:{buf.dtype}:{buf.ndim}", scoped=False)
+        size = _const_size(buf.shape)
+        extents = self.alloc_extents.get(id(buf.data))
+        if extents is not None and size is not None and size != _const_size(extents):
+            data = f"{data}[0:{size}]"  # a smaller buffer sharing memory (StorageRewrite)
         self.emit(f"{name} = {data}.reshape(({shape}))", s)
         self.stmt(s.body)
 
@@ -367,3 +372,11 @@ def vars_in(exprs) -> set[int]:
     return found
 
 
+def _const_size(extents) -> int | None:
+    """The number of elements of constant ``extents`` (None: not all constant, or none)."""
+    if not extents or not all(isinstance(e, IntImm) for e in extents):
+        return None
+    size = 1
+    for e in extents:
+        size *= e.value
+    return size

@@ -21,9 +21,11 @@ from collections.abc import Callable
 from mlckit.error import TVMNotImplementedError, TVMTypeError
 from mlckit.ffi.registry import register_func
 from mlckit.ir.module import IRModule
+from mlckit.ir.transform import Pass
 from mlckit.runtime.module import BenchmarkResult, Executable, Module
 from mlckit.target import Target
 from mlckit.tir.function import PrimFunc
+from mlckit.tir.pipeline import get_tir_pipeline
 
 __all__ = ["BenchmarkResult", "Executable", "Module", "build", "compile", "register_backend"]
 
@@ -81,7 +83,8 @@ def _target_kind(target) -> str:
     return kind
 
 
-def build(func_or_mod, target="llvm", name: str | None = None, **options) -> Module:
+def build(func_or_mod, target="llvm", name: str | None = None, tir_pipeline=None,
+          **options) -> Module:
     """Compile a PrimFunc or the PrimFuncs of an IRModule for ``target``.
 
     ``target``: ``"llvm"`` / ``"numba"`` (Numba CPU), ``"lnumpy"`` (checked reference) or
@@ -89,10 +92,16 @@ def build(func_or_mod, target="llvm", name: str | None = None, **options) -> Mod
     ``mlckit.backend.numba_cuda``).  ``options`` go to the backend (numba: ``fastmath=True``,
     ``cache=False``; cuda: ``mode="gpu"|"cpu"|"sim"``, ``sync=False``).
 
+    ``tir_pipeline`` (as ``tvm.tir.build(mod, target, pipeline)`` / ``tvm.compile``): a Pass,
+    or the name of one of ``tir.get_tir_pipeline`` (``"s_tir"``: TVM's default lowering),
+    run on the PrimFuncs before the backend gets them; None or ``"default"`` (as
+    ``relax.build``): the backend takes the TensorIR as it is and lowers it itself.
+
     Example::
 
         f = mlckit.build(mm_relu, target="llvm")
         f["mm_relu"](a, b, c)      # or f(a, b, c): it has one function
+        f = mlckit.build(mm_relu, "llvm", tir_pipeline=tvm.tir.get_default_tir_pipeline())
     """
     backend = TARGETS[_target_kind(target)]
     builder = BACKENDS[backend]
@@ -116,8 +125,22 @@ def build(func_or_mod, target="llvm", name: str | None = None, **options) -> Mod
         raise TVMTypeError(
             f"mlckit.build expects a tir.PrimFunc or an IRModule, got {type(func_or_mod).__name__}"
         )
+    funcs = _lowered(funcs, tir_pipeline)
     built = {fname: builder(func, fname, **options) for fname, func in funcs.items()}
     return Module(built, str(target), backend)
+
+
+def _lowered(funcs: dict, tir_pipeline) -> dict:
+    """``funcs`` (name -> PrimFunc) after ``tir_pipeline`` (see :func:`build`)."""
+    if tir_pipeline is None or tir_pipeline == "default":
+        return funcs
+    if isinstance(tir_pipeline, str):
+        tir_pipeline = get_tir_pipeline(tir_pipeline)
+    if not isinstance(tir_pipeline, Pass):
+        raise TVMTypeError(f"tir_pipeline must be a Pass or a pipeline name of "
+                           f"tir.get_tir_pipeline, got {type(tir_pipeline).__name__}")
+    mod = tir_pipeline(IRModule(dict(funcs)))
+    return {gv.name_hint: f for gv, f in mod.functions.items()}
 
 
 def compile(mod, target=None, *, relax_pipeline="default", tir_pipeline="default", **options):
@@ -137,7 +160,7 @@ def compile(mod, target=None, *, relax_pipeline="default", tir_pipeline="default
 
         return relax.build(mod, target=target if target is not None else "llvm",
                            relax_pipeline=relax_pipeline, tir_pipeline=tir_pipeline, **options)
-    return Executable(build(mod, target, **options))
+    return Executable(build(mod, target, tir_pipeline=tir_pipeline, **options))
 
 
 # relax.build and FoldConstant compile PrimFuncs through this entry (TVM's name): relax sits

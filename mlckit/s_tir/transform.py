@@ -14,8 +14,10 @@ from mlckit.tir.transform import (
     LowerInitBlock,
     LowerMatchBuffer,
     LowerOpaqueBlock,
+    PlanAndUpdateBufferAllocationLocation,
     StmtSimplify,
 )
 
 __all__ = ["CompactBufferAllocation", "ConvertBlocksToOpaque", "LowerInitBlock",
-           "LowerMatchBuffer", "LowerOpaqueBlock", "StmtSimplify"]
+           "LowerMatchBuffer", "LowerOpaqueBlock", "StmtSimplify",
+           "PlanAndUpdateBufferAllocationLocation"]

@@ -1,7 +1,7 @@
 """TensorIR: the loop-level IR of mlckit (names as in ``tvm.tir``)."""
 
 # pipeline, transform: the lowering passes (tvm.tir.transform, tvm.tir.get_tir_pipeline)
-from . import dtype, pipeline, transform
+from . import dtype, ir_builder, pipeline, transform
 from .buffer import Buffer, BufferRegion, MatchBufferRegion, decl_buffer
 from .expr import (
     EQ,

@@ -116,15 +116,16 @@ def abs(x) -> PrimExpr:  # noqa: A001 - TVM's name
     return Select(x >= 0, x, -x)
 
 
-def if_then_else(cond, t, f) -> PrimExpr:
-    """``cond ? t : f`` evaluating only the chosen side (``tir.if_then_else``).
+def if_then_else(cond, t, f, dtype: str | None = None) -> PrimExpr:
+    """``cond ? t : f`` evaluating only the chosen side (``tir.if_then_else``); ``dtype``
+    (as TVMScript's ``T.if_then_else(..., dtype="int32")``) converts literal branches.
 
     >>> from mlckit import tir
     >>> i = tir.Var("i", "int32")
     >>> tir.if_then_else(i < 4, 1.0, 0.0)
     T.if_then_else(i < 4, T.float32(1.0), T.float32(0.0))
     """
-    t = convert(t)
+    t = convert(t, dtype)
     f = convert(f, getattr(t, "dtype", None))
     t = convert(t, getattr(f, "dtype", None))
     return call_intrin(t.dtype, "tir.if_then_else", convert(cond), t, f)

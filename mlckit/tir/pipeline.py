@@ -10,9 +10,10 @@ prepare a native call (``MakePackedAPI`` …), which mlckit's Python backends do
 (:data:`PIPELINE_MAP` ``"default"``; ``"s_tir"`` is TVM 0.27's name for the same).
 
 What it does today: ``tvm.lower`` and the pass stepper (``PassStepper(f, pipeline="tir")``)
-run it to show the lowered TIR.  ``tvm.build`` still compiles the un-lowered PrimFunc (its
-backends do their own lowering while printing); ``relax.build(..., tir_pipeline=p)`` runs a
-Pass ``p`` on the PrimFuncs before building them.
+run it to show the lowered TIR.  ``tvm.build`` compiles the un-lowered PrimFunc (its
+backends do their own lowering while printing) unless given ``tir_pipeline=`` (a Pass or a
+pipeline name: ``"s_tir"``); ``relax.build(..., tir_pipeline=p)`` runs a Pass ``p`` on the
+PrimFuncs before building them.
 
 Example::
 
@@ -50,7 +51,7 @@ def default_tir_pipeline() -> Sequential:
 
     >>> from mlckit import tir
     >>> [p.info.name for p in tir.pipeline.default_tir_pipeline()][:3]
-    ['LowerInitBlock', 'ConvertBlocksToOpaque', 'CompactBufferAllocation']
+    ['LowerInitBlock', 'PlanAndUpdateBufferAllocationLocation', 'ConvertBlocksToOpaque']
     """
     passes = [getattr(transform, name)() for name in TVM_ORDER if hasattr(transform, name)]
     return Sequential(passes, name="default_tir_pipeline")

@@ -84,3 +84,29 @@ def renew_defs(func: PrimFunc) -> PrimFunc:
     """
     return node_rewriter(copy=lambda x: getattr(x, "_is_var", False) or isinstance(x, Block))(
         func)
+
+
+def post_order_visit(stmt, fvisit) -> None:
+    """Call ``fvisit(node)`` on every statement and expression node of ``stmt``, children
+    first, each once (``tvm.tir.stmt_functor.post_order_visit``).
+
+    Example::
+
+        allocs = []
+        post_order_visit(func.body, lambda n: allocs.append(n) if isinstance(n, Allocate) else 0)
+    """
+    seen: set[int] = set()
+
+    def visit(x):
+        if isinstance(x, (list, tuple)):
+            for y in x:
+                visit(y)
+            return
+        if not isinstance(x, Node) or id(x) in seen or hasattr(x, "_structural_key"):
+            return
+        seen.add(id(x))
+        for name in type(x).field_names():
+            visit(getattr(x, name))
+        fvisit(x)
+
+    visit(stmt)

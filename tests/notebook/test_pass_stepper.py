@@ -140,9 +140,10 @@ def test_tir_pipeline_steps_through_the_lowering_passes_of_a_prim_func():
 
     stepper = PassStepper(mm_relu, pipeline="tir")
     assert [s.name for s in stepper.steps] == [
-        "LowerInitBlock", "ConvertBlocksToOpaque", "CompactBufferAllocation",
-        "LowerMatchBuffer", "Simplify",
-        "LowerOpaqueBlock", "FlattenBuffer", "UnrollLoop", "Simplify", "RemoveNoOp"]
+        "LowerInitBlock", "PlanAndUpdateBufferAllocationLocation", "ConvertBlocksToOpaque",
+        "CompactBufferAllocation", "LowerMatchBuffer", "Simplify",
+        "LowerOpaqueBlock", "FlattenBuffer", "StorageRewrite", "UnrollLoop", "Simplify",
+        "RemoveNoOp"]
     init = stepper.steps[0].diff()
     assert "-                with T.init():\n+                if vk == 0:\n" in init
     assert "T.block" not in stepper.steps[-1].after
@@ -152,13 +153,15 @@ def test_tir_summary_folds_the_passes_that_changed_nothing():
     from tests.tir.transform._mm import mm_relu
 
     folded = PassStepper(mm_relu, pipeline="tir").summary(fold=True).splitlines()
-    # mm_relu's Y is used whole at the root, no views: nothing to compact, simplify, unroll...
+    # mm_relu's Y is used whole at the root, no views: nothing to move, compact, simplify...
     assert folded[1:] == [
-        folded[1], folded[2],
+        folded[1],
+        "        (1 unchanged: PlanAndUpdateBufferAllocationLocation)",
+        folded[3],
         "        (3 unchanged: CompactBufferAllocation, LowerMatchBuffer, Simplify)",
-        folded[4], folded[5],
-        "        (3 unchanged: UnrollLoop, Simplify, RemoveNoOp)"]
-    assert "LowerInitBlock" in folded[1] and "FlattenBuffer" in folded[5]
+        folded[5], folded[6],
+        "        (4 unchanged: StorageRewrite, UnrollLoop, Simplify, RemoveNoOp)"]
+    assert "LowerInitBlock" in folded[1] and "FlattenBuffer" in folded[6]
 
 
 def test_unknown_pipeline_name_is_rejected():

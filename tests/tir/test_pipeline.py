@@ -13,9 +13,10 @@ from tests.tir.transform._mm import check_numbers, plain
 def test_default_pipeline_runs_the_implemented_passes_in_tvm_order():
     names = [p.info.name for p in tvm.tir.get_tir_pipeline("default")]
     assert names == [n for n in TVM_ORDER if hasattr(tvm.tir.transform, n)]
-    assert names == ["LowerInitBlock", "ConvertBlocksToOpaque", "CompactBufferAllocation",
-                     "LowerMatchBuffer", "Simplify", "LowerOpaqueBlock", "FlattenBuffer", "UnrollLoop", "Simplify",
-                     "RemoveNoOp"]
+    assert names == ["LowerInitBlock", "PlanAndUpdateBufferAllocationLocation",
+                     "ConvertBlocksToOpaque", "CompactBufferAllocation",
+                     "LowerMatchBuffer", "Simplify", "LowerOpaqueBlock", "FlattenBuffer", "StorageRewrite", "UnrollLoop",
+                     "Simplify", "RemoveNoOp"]
 
 
 def test_default_pipeline_for_a_target_is_the_default_one():

@@ -79,6 +79,8 @@ class CheckedArray:
         _raise_oob(self, idx, write)
 
     def __getitem__(self, key):
+        if isinstance(key, slice):  # b[0:8]: a leading part of b's memory
+            key = (key,)
         if isinstance(key, tuple) and any(isinstance(k, slice) for k in key):
             return self._region(key)
         self._check(key, False)

@@ -2,8 +2,10 @@
 
 Each ``Name()`` returns a pass over every PrimFunc of an IRModule (``pass(mod) -> mod``), as
 in TVM; the function ``name(func)`` beside it rewrites one PrimFunc.  In TVM's pipeline order
-(:mod:`mlckit.tir.pipeline`): LowerInitBlock, ConvertBlocksToOpaque, CompactBufferAllocation,
-LowerMatchBuffer, Simplify, LowerOpaqueBlock, FlattenBuffer, UnrollLoop, Simplify, RemoveNoOp.
+(:mod:`mlckit.tir.pipeline`): LowerInitBlock, PlanAndUpdateBufferAllocationLocation,
+ConvertBlocksToOpaque, CompactBufferAllocation,
+LowerMatchBuffer, Simplify, LowerOpaqueBlock, FlattenBuffer, StorageRewrite, UnrollLoop,
+Simplify, RemoveNoOp.
 
 Example::
 
@@ -17,8 +19,13 @@ from .flatten_buffer import FlattenBuffer, flatten_buffer
 from .lower_init_block import LowerInitBlock, lower_init_block
 from .lower_match_buffer import LowerMatchBuffer, lower_match_buffer
 from .lower_opaque_block import LowerOpaqueBlock, lower_opaque_block
+from .plan_update_buffer_allocation_location import (
+    PlanAndUpdateBufferAllocationLocation,
+    plan_update_buffer_allocation_location,
+)
 from .remove_no_op import RemoveNoOp, remove_no_op
 from .simplify import Simplify, StmtSimplify, simplify
+from .storage_rewrite import StorageRewrite, storage_rewrite
 from .unroll_loop import UnrollLoop, unroll_loop
 
 __all__ = [
@@ -28,9 +35,11 @@ __all__ = [
     "LowerInitBlock",
     "LowerMatchBuffer",
     "LowerOpaqueBlock",
+    "PlanAndUpdateBufferAllocationLocation",
     "RemoveNoOp",
     "Simplify",
     "StmtSimplify",
+    "StorageRewrite",
     "UnrollLoop",
     "compact_buffer_allocation",
     "convert_blocks_to_opaque",
@@ -38,8 +47,10 @@ __all__ = [
     "lower_init_block",
     "lower_match_buffer",
     "lower_opaque_block",
+    "plan_update_buffer_allocation_location",
     "prim_func_pass",
     "remove_no_op",
     "simplify",
+    "storage_rewrite",
     "unroll_loop",
 ]

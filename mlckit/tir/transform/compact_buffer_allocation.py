@@ -13,7 +13,10 @@ inside the LCA run, and then
   simplified),
 - moves the allocation to the LCA: a block ``"<buffer>_alloc"`` without iterators, wrapped
   around the LCA loop's body, allocates it (so a ``T.parallel`` LCA gives each iteration its
-  own buffer).
+  own buffer).  The pass ``CompactBufferAllocation()`` does not move, as TVM's: in the
+  pipeline ``PlanAndUpdateBufferAllocationLocation`` has put the buffer there already, and
+  the buffer shrinks where it is; ``compact_buffer_allocation(func)`` (the backends' call)
+  does both.
 
 Before (abridged)::
 
@@ -74,9 +77,12 @@ from ._pass import make_pass
 __all__ = ["CompactBufferAllocation", "compact_buffer_allocation"]
 
 
-def compact_buffer_allocation(func: PrimFunc, gpu: bool = False) -> PrimFunc:
+def compact_buffer_allocation(func: PrimFunc, gpu: bool = False, move: bool = True) -> PrimFunc:
     """``func`` with every allocated buffer shrunk to the region one LCA iteration uses
-    (``gpu``: thread-aware, see the module's docstring).
+    (``gpu``: thread-aware, see the module's docstring).  ``move=False`` (the pass
+    ``CompactBufferAllocation()``, as TVM's) leaves each allocation where it is and shrinks
+    it to what one iteration of the loops around its block uses: placing it is
+    ``PlanAndUpdateBufferAllocationLocation``'s job.
 
     >>> from mlckit import tir
     >>> from mlckit.script import tir as T
@@ -104,7 +110,8 @@ def compact_buffer_allocation(func: PrimFunc, gpu: bool = False) -> PrimFunc:
     for key, buf in collector.allocated.items():
         if key in collector.matched:  # viewed by a T.match_buffer: offsets are absolute
             continue
-        plan = _plan(buf, collector.accesses.get(key, []), gpu)
+        depth = None if move else collector.depth[key]
+        plan = _plan(buf, collector.accesses.get(key, []), gpu, depth)
         if plan is not None:
             plans[key] = plan
     if not plans:
@@ -118,9 +125,11 @@ def CompactBufferAllocation(is_strict: bool | PrimFunc = True):  # noqa: N802 - 
     """The pass shrinking each allocated buffer to the region one iteration of its LCA uses,
     as ``tvm.tir.transform.CompactBufferAllocation(is_strict=True)``.
 
-    Given a PrimFunc instead of ``is_strict`` (mlckit's earlier spelling), it returns the
-    compacted PrimFunc.  Unlike TVM's, this pass also moves the allocation to the LCA
-    (TVM leaves that to ``PlanAndUpdateBufferAllocationLocation``).
+    As TVM's, the pass only shrinks: each buffer stays allocated where it is (run
+    ``PlanAndUpdateBufferAllocationLocation`` first to move it to where it is used, as the
+    default pipeline does).  Given a PrimFunc instead of ``is_strict`` (mlckit's earlier
+    spelling), it returns the PrimFunc compacted and moved in one step
+    (``compact_buffer_allocation(func)``).
 
     >>> import mlckit as tvm
     >>> p = tvm.tir.transform.CompactBufferAllocation()
@@ -129,7 +138,8 @@ def CompactBufferAllocation(is_strict: bool | PrimFunc = True):  # noqa: N802 - 
     """
     if isinstance(is_strict, PrimFunc):
         return compact_buffer_allocation(is_strict)
-    return make_pass("CompactBufferAllocation", compact_buffer_allocation)
+    return make_pass("CompactBufferAllocation",
+                     lambda func: compact_buffer_allocation(func, move=False))
 
 
 # -- analysis ---------------------------------------------------------------------------------
@@ -147,6 +157,7 @@ class _Collector:
 
     def __init__(self):
         self.allocated: dict[int, object] = {}
+        self.depth: dict[int, int] = {}  # id(buffer) -> how many loops enclose its block
         self.accesses: dict[int, list] = {}
         self.matched: set[int] = set()  # ids of buffers a T.match_buffer views
         self.loops: list = []
@@ -188,6 +199,7 @@ class _Collector:
             block = s.block
             for buf in block.alloc_buffers:
                 self.allocated[id(buf)] = buf
+                self.depth[id(buf)] = len(self.loops)
             for m in block.match_buffers:
                 self.matched.add(id(m.source.buffer))
             saved = dict(self.bindings)
@@ -232,8 +244,9 @@ class _Collector:
 
 
 class _Plan:
-    def __init__(self, old, new, starts: list, lca):
+    def __init__(self, old, new, starts: list, lca, move: bool = True):
         self.old, self.new, self.starts, self.lca = old, new, starts, lca
+        self.move = move  # False: the buffer stays in its block, only its shape changes
 
 
 def _relaxed_thread(loop, scope: str) -> bool:
@@ -298,18 +311,23 @@ def _conjuncts(predicates):
                 yield c
 
 
-def _plan(buf, accesses: list, gpu: bool = False) -> _Plan | None:
-    """The compacted buffer, the region start per dimension, the LCA loop (or None)."""
+def _plan(buf, accesses: list, gpu: bool = False, alloc_depth: int | None = None):
+    """The compacted buffer, the region start per dimension, the LCA loop (or None);
+    ``alloc_depth`` given, the LCA is the allocation's place (that many loops deep)."""
     if not accesses:
         return None
-    depth = min(len(a.loops) for a in accesses)
     first = accesses[0].loops
-    lca_depth = 0
-    while lca_depth < depth and all(a.loops[lca_depth] is first[lca_depth] for a in accesses):
-        lca_depth += 1
-    for acc in accesses if not gpu else ():  # above the loops a reduction carries the
-        for lp in acc.carried:                # buffer's values across (CPU kernels)
-            lca_depth = min(lca_depth, next(k for k, x in enumerate(acc.loops) if x is lp))
+    if alloc_depth is not None:
+        lca_depth = alloc_depth
+    else:
+        depth = min(len(a.loops) for a in accesses)
+        lca_depth = 0
+        while lca_depth < depth and all(a.loops[lca_depth] is first[lca_depth]
+                                        for a in accesses):
+            lca_depth += 1
+        for acc in accesses if not gpu else ():  # above the loops a reduction carries the
+            for lp in acc.carried:                # buffer's values across (CPU kernels)
+                lca_depth = min(lca_depth, next(k for k, x in enumerate(acc.loops) if x is lp))
     lca = first[lca_depth - 1] if lca_depth else None
     sets = [None] * buf.ndim
     if gpu:  # thread indices appear as ``tx // 8``: one object per distinct sub-expression
@@ -349,10 +367,11 @@ def _plan(buf, accesses: list, gpu: bool = False) -> _Plan | None:
         changed = True
         shape.append(E.IntImm(_dtype(old), extent.const + 1))
         starts.append(lo.to_expr())
-    if not changed and not (gpu and lca is not None and buf.scope in ("shared", "local")):
+    if not changed and not (gpu and lca is not None and buf.scope in ("shared", "local")
+                            and alloc_depth is None):
         return None  # (on a GPU a shared/local buffer still moves into its kernel)
     new = decl_buffer(shape, buf.dtype, buf.name, scope=buf.scope)
-    return _Plan(buf, new, starts, lca)
+    return _Plan(buf, new, starts, lca, alloc_depth is None)
 
 
 def _dtype(e) -> str:
@@ -365,7 +384,7 @@ class _Rewriter:
         self.plans = plans
         self.by_lca: dict[int, list] = {}
         for plan in plans.values():
-            if plan.lca is not None:
+            if plan.lca is not None and plan.move:
                 self.by_lca.setdefault(id(plan.lca), []).append(plan)
         self.params = params
         self.visible: list = list(params)  # buffers allocated in enclosing blocks
@@ -423,7 +442,7 @@ class _Rewriter:
                 plan = self.plans.get(id(buf))
                 if plan is None:
                     allocs.append(buf)
-                elif plan.lca is None:
+                elif plan.lca is None or not plan.move:
                     allocs.append(plan.new)
             new_block = block.replace(body=body, init=init, reads=reads, writes=writes,
                                       alloc_buffers=allocs)
@@ -456,7 +475,8 @@ class _Rewriter:
         """``body`` inside a block without iterators that allocates the compacted buffers."""
         name = "_".join(p.new.name for p in plans) + "_alloc"
         block = S.Block([], [], [], name, body, None, [p.new for p in plans], [])
-        visible = self.visible + [p.new for p in self.plans.values() if p.lca is None]
+        visible = self.visible + [p.new for p in self.plans.values()
+                                  if p.lca is None or not p.move]
         reads, writes = get_block_access_region(block, visible)
         block = block.replace(reads=reads, writes=writes)
         return S.BlockRealize([], E.IntImm("bool", 1), block)
