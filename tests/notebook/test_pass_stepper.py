@@ -176,7 +176,7 @@ def test_tir_stepper_folds_unchanged_passes_by_default_the_relax_one_does_not(ml
 
     tir_stepper = PassStepper(mm_relu, pipeline="tir")
     assert tir_stepper.fold and repr(tir_stepper) == tir_stepper.summary(fold=True)
-    assert "(3 unchanged: UnrollLoop, Simplify, RemoveNoOp)" in repr(tir_stepper)
+    assert "(4 unchanged: StorageRewrite, UnrollLoop, Simplify, RemoveNoOp)" in repr(tir_stepper)
     relax_stepper = PassStepper(mlp)
     assert not relax_stepper.fold and repr(relax_stepper) == relax_stepper.summary()
 

@@ -265,7 +265,7 @@ def test_buffers_of_a_special_memory_are_packed_into_one_allocation():
 
     @T.prim_func
     def expected(a: T.Buffer((16,), "float32"), d: T.Buffer((16,), "float32")):
-        b = T.allocate([20], "float32", "global")
+        b = T.allocate([20], "float32", "local.L0A")
         b_1 = T.decl_buffer((16,), data=b, scope="local.L0A")
         c = T.decl_buffer((8,), "int16", data=b, scope="local.L0A")
         for i in range(16):
