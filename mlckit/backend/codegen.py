@@ -70,7 +70,6 @@ from .codegen_extern import ExternCalls
 from .codegen_flat import FlatParams
 from .codegen_lanes import VectorLanes
 from .codegen_local import LocalScalars, _NotScalar
-from .codegen_promote import RegisterPromotion
 from .codegen_stmt import OpenLoop, StmtWriter
 
 __all__ = ["CodegenError", "Flavour", "GeneratedSource", "LNUMPY", "NUMBA", "generate", "func_name"]
@@ -131,8 +130,7 @@ class _Line:
 
 
 
-class _Generator(StmtWriter, ExprWriter, LocalScalars, VectorLanes, RegisterPromotion,
-                 FlatParams, ExternCalls):
+class _Generator(StmtWriter, ExprWriter, LocalScalars, VectorLanes, FlatParams, ExternCalls):
     def __init__(self, func: PrimFunc, name: str, flavour: Flavour, not_scalar: frozenset = frozenset()):
         self.func = func
         # a PrimFunc named like a builtin the generated code calls (Relax names the PrimFunc
@@ -158,8 +156,7 @@ class _Generator(StmtWriter, ExprWriter, LocalScalars, VectorLanes, RegisterProm
         self.hoisted: set[int] = set()
         self.top_pre: list = []
         self.pending: list[str] = []  # lines an expression needs before its statement
-        self.promoted: dict[int, str] = {}  # id(load/store) -> scalar holding its element
-        self.inits_before_loop: set[int] = set()  # id(block) whose T.init() runs before its loop
+        self.promoted: dict[int, str] = {}  # id(load) -> scalar holding its element (lanes)
         self.flat: dict = {}  # constant-shape parameters read through flat views
         self.iter_bindings: dict = {}  # id(block iter var) -> its value in loop variables
         self.flat_pre: list = []

@@ -1,5 +1,10 @@
 """Small "local" buffers kept in scalar variables by the Numba code generator.
 
+A printing rule first: a one-element "local" buffer declared with ``T.decl_buffer`` (what
+``tir.transform.PromoteInvariantElements`` makes) is a Python scalar named after the buffer
+(``Y_acc``): ``Y_acc[0] = T.float32(0)`` prints ``Y_acc = np.float32(0.0)``, with no
+allocation.  Then, for the blocks' own allocations:
+
 A ``"local"`` buffer of at most ``Flavour.scalarize_limit`` elements, every access of which
 has constant indices once unrolled loops are repeated, becomes one Python variable per
 element (``C_local_0_3``), so that LLVM keeps it in registers (a Numba array lives in
@@ -18,7 +23,8 @@ import math
 
 from mlckit.tir.buffer import Buffer
 from mlckit.tir.expr import IntImm, Var
-from mlckit.tir.stmt import ForKind, Stmt
+from mlckit.tir.stmt import Allocate, DeclBuffer, ForKind, Stmt
+from mlckit.tir.transform.promote_invariant_elements import is_register
 
 from .codegen_common import np_scalar
 
@@ -34,6 +40,35 @@ class _NotScalar(Exception):
 
 class LocalScalars:
     """Mixin of the generator: the scalar form of small "local" buffers."""
+
+    def register_decl(self, s: Allocate) -> bool:
+        """Print ``s`` (an allocation declaring a one-element "local" buffer) as a Python
+        scalar: every access is the scalar, the declaration a comment (one for a chain of
+        them); False when it is not one."""
+        regs = []
+        while self._declares_register(s):
+            regs.append(s.body.buffer)
+            s = s.body.body
+        if not regs:
+            return False
+        self.push_scope()
+        names = []
+        for buf in regs:
+            names.append(self.bind(buf, buf.name, buf.dtype))
+            held = (buf, {(0,) * len(buf.shape): names[-1]}, len(self.loops))
+            self.scalars[id(buf)] = self.scalars[id(buf.data)] = held
+        what = ('a one-element "local" buffer, held in a scalar' if len(names) == 1
+                else 'one-element "local" buffers, held in scalars')
+        self.emit(f"# {', '.join(names)}: {what}", s)
+        self.stmt(s)
+        self.pop_scope()
+        return True
+
+    def _declares_register(self, s) -> bool:
+        decl = getattr(s, "body", None)
+        return bool(self.flavour.scalarize_limit and isinstance(s, Allocate)
+                    and isinstance(decl, DeclBuffer) and decl.buffer.data is s.buffer_var
+                    and is_register(decl.buffer) and id(decl.buffer) not in self.not_scalar)
 
     def scalarizable(self, buf: Buffer) -> bool:
         limit = self.flavour.scalarize_limit

@@ -17,6 +17,9 @@ from .flatten_buffer import FlattenBuffer, flatten_buffer
 from .lower_init_block import LowerInitBlock, lower_init_block
 from .lower_match_buffer import LowerMatchBuffer, lower_match_buffer
 from .lower_opaque_block import LowerOpaqueBlock, lower_opaque_block
+
+# what the Numba backend runs to make code fast, visible in TVMScript (not TVM passes)
+from .promote_invariant_elements import PromoteInvariantElements, promote_invariant_elements
 from .remove_no_op import RemoveNoOp, remove_no_op
 from .simplify import Simplify, StmtSimplify, simplify
 from .unroll_loop import UnrollLoop, unroll_loop
@@ -42,4 +45,6 @@ __all__ = [
     "remove_no_op",
     "simplify",
     "unroll_loop",
+    "PromoteInvariantElements",
+    "promote_invariant_elements",
 ]
