@@ -107,19 +107,7 @@ class Interval:
 
 
 def _uses(expr: Any, dom_map: dict) -> bool:
-    if isinstance(expr, E.Var):
-        return id(expr) in dom_map
-    if isinstance(expr, Node) and not getattr(expr, "_is_var", False):
-        for name in expr.field_names():
-            value = getattr(expr, name)
-            if name in ("buffer", "op"):
-                continue
-            if isinstance(value, list):
-                if any(_uses(v, dom_map) for v in value):
-                    return True
-            elif isinstance(value, Node) and _uses(value, dom_map):
-                return True
-    return False
+    return traversal.uses_var(expr, lambda v: id(v) in dom_map)
 
 
 def _bounds(s) -> tuple[Linear, Linear]:
