@@ -107,7 +107,7 @@ class StmtWriter:
         # a scalar variable must keep its type: constants stored to it are typed
         scalar = id(s.buffer) in self.scalars
         value = self.expr_text(s.value, store=not scalar)
-        if scalar and isinstance(s.value, IntImm):
+        if scalar and isinstance(s.value, (IntImm, FloatImm)) and not value.startswith("np."):
             value = f"{np_scalar(s.buffer.dtype)}({value})"
         self.emit(f"{target} = {value}", s)
 
