@@ -77,3 +77,31 @@ def test_global_scope_and_parallel_access_are_not_scalarized():
     b = np.zeros((4, 2), "float32")
     built(a, b)
     np.testing.assert_array_equal(b, a * 2)
+
+
+@T.prim_func
+def row_max(A: T.Buffer((4, 8), "float32"), B: T.Buffer((4,), "float32")):
+    for i in range(4):
+        m = T.decl_buffer((1,), "float32", scope="local")
+        m[0] = T.float32(-1e30)
+        for k in range(8):
+            m[0] = T.max(m[0], A[i, k])
+        B[i] = m[0]
+
+
+def test_a_one_element_local_buffer_is_printed_as_a_scalar():
+    src = numba_cpu.build(row_max, cache=False).source
+    body = (
+        '        # m: a one-element "local" buffer, held in a scalar\n'
+        "        m = np.float32(-1e+30)\n"
+        "        for k in range(8):\n"
+        "            m = max(m, A_flat[i * 8 + k])\n"
+        "        B[i] = m\n"
+    )
+    assert body in src
+    assert "np.empty" not in src
+    a = np.random.default_rng(4).uniform(-1, 1, (4, 8)).astype("float32")
+    for build in (lnumpy.build, lambda f: numba_cpu.build(f, cache=False)):
+        b = np.zeros(4, "float32")
+        build(row_max)(a, b)
+        np.testing.assert_array_equal(b, a.max(axis=1))
