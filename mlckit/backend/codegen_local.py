@@ -1,9 +1,14 @@
 """Small "local" buffers kept in scalar variables by the Numba code generator.
 
-A printing rule first: a one-element "local" buffer declared with ``T.decl_buffer`` (what
-``tir.transform.PromoteInvariantElements`` makes) is a Python scalar named after the buffer
-(``Y_acc``): ``Y_acc[0] = T.float32(0)`` prints ``Y_acc = np.float32(0.0)``, with no
-allocation.  Then, for the blocks' own allocations:
+A printing rule first: a one-element "local" buffer is a Python scalar named after the
+buffer.  Declared with ``T.decl_buffer`` (what ``tir.transform.PromoteInvariantElements``
+makes), ``Y_acc[0] = T.float32(0)`` prints ``Y_acc = np.float32(0.0)`` with no allocation;
+allocated by a block (what ``tir.transform.ScalarizeLocalBuffers`` makes of a small tile),
+the block starts its scalars at zero.  numba_cpu runs both passes first.
+
+The rest is the older print-time rewrite, which numba_cuda relies on (it does not run the
+passes) and numba_cpu keeps for the cases the pass leaves (an index made constant by an
+unrolled loop outside the allocating block):
 
 A ``"local"`` buffer of at most ``Flavour.scalarize_limit`` elements, every access of which
 has constant indices once unrolled loops are repeated, becomes one Python variable per
@@ -63,6 +68,28 @@ class LocalScalars:
         self.stmt(s)
         self.pop_scope()
         return True
+
+    def alloc_registers(self, bufs: list, stmt: Stmt):
+        """A block's one-element "local" buffers (``ScalarizeLocalBuffers`` makes them) as
+        scalar variables, one line per row of a split buffer (``C_local_0_0 = ... = 0``)."""
+        rows: dict = {}
+        for buf in bufs:
+            self.check_buffer_supported(buf)
+            self.note_data(buf)
+            name = self.bind(buf, buf.name, buf.dtype, scoped=False)
+            held = (buf, {(0,) * len(buf.shape): name}, len(self.loops))
+            self.scalars[id(buf)] = self.scalars[id(buf.data)] = held
+            rows.setdefault((name.rsplit("_", 1)[0], buf.dtype), []).append(name)
+        names = [n for row in rows.values() for n in row]
+        shown = ", ".join(names) if len(names) <= 3 else f"{names[0]} ... {names[-1]}"
+        self.emit(f'# {shown}: one-element "local" buffers, held in scalars', stmt)
+        for (_, dtype), row in rows.items():
+            zero = f"{np_scalar(dtype)}(0)" if dtype != "bool" else "False"
+            self.emit(" = ".join(row) + f" = {zero}", stmt)
+
+    def is_register_alloc(self, buf: Buffer) -> bool:
+        return bool(self.flavour.scalarize_limit and is_register(buf)
+                    and id(buf) not in self.not_scalar)
 
     def _declares_register(self, s) -> bool:
         decl = getattr(s, "body", None)

@@ -123,7 +123,10 @@ class StmtWriter:
     def stmt_LetStmt(self, s: LetStmt):
         value = self.expr_text(s.value)
         self.push_scope()
-        name = self.bind(s.var, s.var.name_hint, s.var.dtype)
+        # a Python int literal is an int64 to Numba, as a loop variable (an unrolled copy's
+        # ``j_1 = 3`` may then reuse the loop's name)
+        key = "int64" if isinstance(s.value, IntImm) and s.var.dtype.startswith("int") else s.var.dtype
+        name = self.bind(s.var, s.var.name_hint, key)
         self.emit(f"{name} = {value}", s)
         self.stmt(s.body)
         self.pop_scope()
@@ -263,8 +266,12 @@ class StmtWriter:
                 self.consts.pop(id(iv.var), None)
             else:
                 self.consts[id(iv.var)] = value_const
+        regs = [b for b in block.alloc_buffers if self.is_register_alloc(b)]
+        if regs:
+            self.alloc_registers(regs, s)
         for buf in block.alloc_buffers:
-            self.alloc(buf, s)
+            if all(buf is not r for r in regs):
+                self.alloc(buf, s)
         if block.match_buffers:
             self.match_buffers(block, s)
         if block.init is not None:

@@ -46,6 +46,7 @@ from mlckit.tir.op_extern import get_extern
 from mlckit.tir.stmt import For, ForKind
 from mlckit.tir.transform import compact_buffer_allocation
 from mlckit.tir.transform.promote_invariant_elements import promote_invariant_elements
+from mlckit.tir.transform.scalarize_local_buffers import scalarize_local_buffers
 
 from ..codegen import NUMBA, CodegenError, GeneratedSource, func_name, generate
 from ..codegen_lanes import lanes_independent
@@ -153,7 +154,9 @@ def lower(func: PrimFunc) -> PrimFunc:
 
         numba_cpu.lower(mm_relu).show()     # Y_acc = T.decl_buffer((1,), scope="local") ...
     """
-    func = promote_invariant_elements(compact_buffer_allocation(func), skip=_printed_as_is)
+    func = scalarize_local_buffers(compact_buffer_allocation(func), NUMBA.scalarize_limit,
+                                   NUMBA.unroll_limit)
+    func = promote_invariant_elements(func, skip=_printed_as_is)
     return legalize_half(func)
 
 

@@ -21,6 +21,7 @@ from .lower_opaque_block import LowerOpaqueBlock, lower_opaque_block
 # what the Numba backend runs to make code fast, visible in TVMScript (not TVM passes)
 from .promote_invariant_elements import PromoteInvariantElements, promote_invariant_elements
 from .remove_no_op import RemoveNoOp, remove_no_op
+from .scalarize_local_buffers import ScalarizeLocalBuffers, scalarize_local_buffers
 from .simplify import Simplify, StmtSimplify, simplify
 from .unroll_loop import UnrollLoop, unroll_loop
 
@@ -47,4 +48,6 @@ __all__ = [
     "unroll_loop",
     "PromoteInvariantElements",
     "promote_invariant_elements",
+    "ScalarizeLocalBuffers",
+    "scalarize_local_buffers",
 ]

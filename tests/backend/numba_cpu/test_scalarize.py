@@ -1,4 +1,5 @@
-"""numba_cpu: a small "local" tile whose indices are constant once unrolled becomes scalars."""
+"""numba_cpu: a small "local" tile whose indices are constant once unrolled becomes scalars
+(the pass ScalarizeLocalBuffers splits it into one-element buffers, printed as scalars)."""
 
 from __future__ import annotations
 
@@ -26,7 +27,9 @@ def test_unrolled_local_tile_becomes_scalar_variables():
     func = blocked(packed=True)
     f = numba_cpu.build(func, cache=False)
     src = f.source
-    assert '# C_local: (2, 8) "local" buffer kept in scalar variables' in src
+    assert '# C_local_0_0 ... C_local_1_7: one-element "local" buffers, held in scalars' in src
+    assert "C_local_1_0 = C_local_1_1 = C_local_1_2 = C_local_1_3 = C_local_1_4 = C_local_1_5" in src
+    assert "j_1 = 7\n" in src  # the unrolled copies bind the loop variable
     assert "C_local_1_7 = C_local_1_7 + A_flat[i_0 * 32 + i_1 * 16 + k] * B_global[7, vk]" not in src  # j_1 not folded
     assert "C_local_1_7 = C_local_1_7 + A_flat[i_0 * 32 + i_1 * 16 + k] * B_global[j_1, vk]" in src
     assert "C_flat[i_0 * 32 + ax0 * 16 + j_0 * 8 + ax1] = C_local_0_0" in src
