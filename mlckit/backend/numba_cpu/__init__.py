@@ -1,10 +1,13 @@
 """numba_cpu: a PrimFunc compiled to machine code through ``numba.njit``.
 
-The PrimFunc is compacted (``tir.transform.compact_buffer_allocation``: a cache buffer shrinks
-to the tile one loop iteration uses), then written as Python (the lnumpy generator, numba
-flavour: parallel loops -> ``prange``, unrolled loops repeated, ``np.empty`` hoisted out of
-loops where that is legal, float32 constants typed, small "local" buffers with constant
-indices turned into scalar variables) and compiled by Numba for C-contiguous arrays of the buffers'
+The PrimFunc is lowered by TIR passes you can print (``numba_cpu.lower(f).show()``):
+``compact_buffer_allocation`` (a cache buffer shrinks to the tile one loop iteration uses),
+``scalarize_local_buffers`` (a small "local" tile indexed by constants becomes one-element
+buffers) and ``promote_invariant_elements`` (a loop-invariant element held in a one-element
+buffer across the loop); then it is written as Python (the lnumpy generator, numba flavour:
+one-element "local" buffers as scalars, parallel loops -> ``prange``, unrolled loops
+repeated, ``np.empty`` hoisted out of loops where that is legal, float32 constants typed)
+and compiled by Numba for C-contiguous arrays of the buffers'
 dtypes when it is built.  ``f.source`` is the generated module, for learners to read.
 
 Caching:
@@ -144,8 +147,8 @@ def to_source(func: PrimFunc, name: str | None = None, fastmath: bool = False,
 
 def lower(func: PrimFunc) -> PrimFunc:
     """The TIR passes run before code generation: ``compact_buffer_allocation`` (a
-    ``cache_write("local")`` tile shrinks to its region; small "local" buffers with constant
-    indices then become scalar variables in the generated source),
+    ``cache_write("local")`` tile shrinks to its region), ``scalarize_local_buffers`` (a small
+    "local" buffer indexed by constants becomes one-element buffers: scalars in the source),
     ``promote_invariant_elements`` (a loop-invariant element held in a one-element "local"
     buffer, printed as a scalar: ``Y_acc``), then ``legalize_half`` (float16 stored as uint16
     bits and computed in float32: Numba has no float16 on a CPU).
