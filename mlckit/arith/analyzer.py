@@ -28,6 +28,7 @@ from typing import Any
 from mlckit.ir.node import Node
 from mlckit.tir import dtype as dt
 from mlckit.tir import expr as E
+from mlckit.tir import traversal
 from mlckit.tir.expr import IntImm, PrimExpr, Range, Var
 
 INF = math.inf
@@ -77,53 +78,19 @@ class IntSet:
 def substitute(obj: Any, vmap: dict) -> Any:
     """``obj`` (a PrimExpr, Range or list of them) with the Vars in ``vmap`` replaced.
 
-    ``vmap`` maps Var objects (or their ``id``) to expressions.
+    ``vmap`` maps Var objects (or their ``id``) to expressions (``tir.traversal``).
 
     >>> from mlckit import arith, tir
     >>> x, y = tir.Var("x", "int32"), tir.Var("y", "int32")
     >>> arith.substitute(x + 1, {x: y * 2})
     y * 2 + 1
     """
-    if not vmap:
-        return obj
-    table = {(k if isinstance(k, int) else id(k)): v for k, v in vmap.items()}
-    return _subst(obj, table)
-
-
-def _subst(obj, table):
-    if isinstance(obj, Var):
-        return table.get(id(obj), obj)
-    if isinstance(obj, list):
-        new = [_subst(x, table) for x in obj]
-        return obj if all(a is b for a, b in zip(new, obj)) else new
-    if isinstance(obj, (PrimExpr, Range)):
-        changes = {}
-        for name in obj.field_names():
-            if name in ("buffer", "op"):
-                continue
-            value = getattr(obj, name)
-            if isinstance(value, (Node, list)):
-                new = _subst(value, table)
-                if new is not value:
-                    changes[name] = new
-        return obj.replace(**changes) if changes else obj
-    return obj
+    return traversal.substitute(obj, vmap)
 
 
 def uses_var(obj: Any, pred) -> bool:
-    """True when a Var for which ``pred(var)`` holds occurs in ``obj``."""
-    if isinstance(obj, Var):
-        return bool(pred(obj))
-    if isinstance(obj, list):
-        return any(uses_var(x, pred) for x in obj)
-    if isinstance(obj, (PrimExpr, Range)):
-        for name in obj.field_names():
-            if name in ("buffer", "op"):
-                continue
-            value = getattr(obj, name)
-            if isinstance(value, (Node, list)) and uses_var(value, pred):
-                return True
-    return False
+    """True when a Var for which ``pred(var)`` holds occurs in ``obj`` (``tir.traversal``)."""
+    return traversal.uses_var(obj, pred)
 
 
 # -- structural keys (atoms are compared by structure, variables by identity) -----------------

@@ -45,10 +45,10 @@ from mlckit.error import TVMTypeError
 from mlckit.tir.buffer import Buffer
 from mlckit.tir.expr import IntImm, Var
 from mlckit.tir.function import PrimFunc
-from mlckit.tir.transform.flatten_buffer import declare_buffer_views
 from mlckit.tir.stmt import (
     Stmt,
 )
+from mlckit.tir.transform.flatten_buffer import declare_buffer_views
 
 # the generator's parts, one concern each; their public names stay importable from here
 from .codegen_common import (  # noqa: F401 - re-exported
@@ -71,7 +71,6 @@ from .codegen_extern import ExternCalls
 from .codegen_flat import FlatParams
 from .codegen_lanes import VectorLanes
 from .codegen_local import LocalScalars, _NotScalar
-from .codegen_promote import RegisterPromotion
 from .codegen_stmt import OpenLoop, StmtWriter
 
 __all__ = ["CodegenError", "Flavour", "GeneratedSource", "LNUMPY", "NUMBA", "generate", "func_name"]
@@ -132,8 +131,7 @@ class _Line:
 
 
 
-class _Generator(StmtWriter, ExprWriter, LocalScalars, VectorLanes, RegisterPromotion,
-                 FlatParams, ExternCalls):
+class _Generator(StmtWriter, ExprWriter, LocalScalars, VectorLanes, FlatParams, ExternCalls):
     def __init__(self, func: PrimFunc, name: str, flavour: Flavour, not_scalar: frozenset = frozenset()):
         self.func = func
         # a PrimFunc named like a builtin the generated code calls (Relax names the PrimFunc
@@ -160,8 +158,7 @@ class _Generator(StmtWriter, ExprWriter, LocalScalars, VectorLanes, RegisterProm
         self.alloc_extents: dict[int, list] = {}  # id(data var) -> its Allocate's extents
         self.top_pre: list = []
         self.pending: list[str] = []  # lines an expression needs before its statement
-        self.promoted: dict[int, str] = {}  # id(load/store) -> scalar holding its element
-        self.inits_before_loop: set[int] = set()  # id(block) whose T.init() runs before its loop
+        self.promoted: dict[int, str] = {}  # id(load) -> scalar holding its element (lanes)
         self.flat: dict = {}  # constant-shape parameters read through flat views
         self.iter_bindings: dict = {}  # id(block iter var) -> its value in loop variables
         self.flat_pre: list = []

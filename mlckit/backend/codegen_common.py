@@ -2,8 +2,9 @@
 
 ``codegen.py`` walks statements, ``codegen_expr.py`` prints expressions,
 ``codegen_local.py`` keeps small "local" buffers in scalar variables and
-``codegen_lanes.py`` writes ``T.vectorized`` loops as lanes, ``codegen_promote.py`` holds
-loop-invariant elements in scalars and ``codegen_flat.py`` indexes constant-shape arguments
+``codegen_lanes.py`` writes ``T.vectorized`` loops as lanes (loop-invariant elements are
+held in one-element "local" buffers by the pass ``tir.transform.PromoteInvariantElements``,
+printed as scalars) and ``codegen_flat.py`` indexes constant-shape arguments
 through flat views; this module holds the data they all read.
 
 Example::
@@ -44,8 +45,8 @@ class Flavour:
     # T.vectorized loops with a constant extent up to this, whose lanes are independent,
     # are written lane by lane: every lane's value computed, then every lane stored
     vector_lanes: int = 0
-    # in an innermost loop, an element whose index does not move with it is held in a
-    # scalar (loaded before the loop, stored after it when written): codegen_promote
+    # the backend runs tir.transform.PromoteInvariantElements before printing: in an
+    # innermost loop, an element whose index does not move with it is held in a register
     promote_invariant: bool = False
     # parameter buffers of constant shape are indexed through flat views outside vector
     # lanes (C_flat[i * 512 + j]), so that LLVM sees constant strides: codegen_flat

@@ -12,7 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from mlckit.tir.buffer import Buffer
-from mlckit.tir.expr import FloatImm, IntImm, IterVarType, PrimExpr, StringImm, Var
+from mlckit.tir.expr import FloatImm, IntImm, IterVarType, StringImm, Var
 from mlckit.tir.stmt import (
     Allocate,
     AssertStmt,
@@ -29,11 +29,13 @@ from mlckit.tir.stmt import (
     Stmt,
     While,
 )
+from mlckit.tir.stmt_functor import post_order_visit, pre_order_visit
 
 from .codegen_common import (
     P_NOT,
     CodegenError,
     np_dtype_text,
+    np_scalar,
 )
 
 
@@ -58,13 +60,9 @@ def copies_of(stmt, var: Var) -> int:
         nonlocal count
         if isinstance(x, BlockRealize) and any(v is var for v in x.iter_values):
             count += 1
-        for name in type(x).field_names():
-            value = getattr(x, name)
-            for v in value if isinstance(value, list) else [value]:
-                if isinstance(v, Stmt):
-                    visit(v)
+        return isinstance(x, Stmt)  # blocks are not found inside expressions
 
-    visit(stmt)
+    pre_order_visit(stmt, visit)
     return count
 
 
@@ -105,13 +103,12 @@ class StmtWriter:
         if self.lane is not None:
             self.lane_store(s)
             return
-        held = self.promoted.get(id(s))
-        if held is not None:  # an element kept in a scalar over the loop
-            self.emit(f"{held} = {self.promoted_store_value(s)}", s)
-            return
         target = self.buffer_access(s.buffer, s.indices)
         # a scalar variable must keep its type: constants stored to it are typed
-        value = self.expr_text(s.value, store=id(s.buffer) not in self.scalars)
+        scalar = id(s.buffer) in self.scalars
+        value = self.expr_text(s.value, store=not scalar)
+        if scalar and isinstance(s.value, (IntImm, FloatImm)) and not value.startswith("np."):
+            value = f"{np_scalar(s.buffer.dtype)}({value})"
         self.emit(f"{target} = {value}", s)
 
     def stmt_Evaluate(self, s: Evaluate):
@@ -126,7 +123,10 @@ class StmtWriter:
     def stmt_LetStmt(self, s: LetStmt):
         value = self.expr_text(s.value)
         self.push_scope()
-        name = self.bind(s.var, s.var.name_hint, s.var.dtype)
+        # a Python int literal is an int64 to Numba, as a loop variable (an unrolled copy's
+        # ``j_1 = 3`` may then reuse the loop's name)
+        key = "int64" if isinstance(s.value, IntImm) and s.var.dtype.startswith("int") else s.var.dtype
+        name = self.bind(s.var, s.var.name_hint, key)
         self.emit(f"{name} = {value}", s)
         self.stmt(s.body)
         self.pop_scope()
@@ -201,7 +201,6 @@ class StmtWriter:
         self.out.append(pre)
         self.push_scope()
         var = self.bind(s.loop_var, s.loop_var.name_hint, "int64")
-        held = self.promote_begin(s)
         self.emit(f"for {var} in {rng}({bounds}):{comment}", s)
         self.loops.append(OpenLoop(s.loop_var, kind, pre, self.indent, s))
         self.ctx_loops.append(var)
@@ -213,7 +212,6 @@ class StmtWriter:
         self.keep_names -= keep
         self.ctx_loops.pop()
         self.loops.pop()
-        self.promote_end(s, held)
         self.pop_scope()
 
     def unrolled(self, s: For):
@@ -268,11 +266,15 @@ class StmtWriter:
                 self.consts.pop(id(iv.var), None)
             else:
                 self.consts[id(iv.var)] = value_const
+        regs = [b for b in block.alloc_buffers if self.is_register_alloc(b)]
+        if regs:
+            self.alloc_registers(regs, s)
         for buf in block.alloc_buffers:
-            self.alloc(buf, s)
+            if all(buf is not r for r in regs):
+                self.alloc(buf, s)
         if block.match_buffers:
             self.match_buffers(block, s)
-        if block.init is not None and id(block) not in self.inits_before_loop:
+        if block.init is not None:
             reduce_vars = [iv for iv in block.iter_vars if iv.iter_type == IterVarType.CommReduce]
             if reduce_vars:
                 conds = [f"{self.names[id(iv.var)]} == {self.expr_text(iv.dom.min)}" for iv in reduce_vars]
@@ -287,6 +289,8 @@ class StmtWriter:
             self.indent -= 1
 
     def stmt_Allocate(self, s: Allocate):
+        if self.register_decl(s):
+            return
         self.push_scope()
         shape = ", ".join(self.expr_text(e) for e in s.extents)
         if len(s.extents) == 1:
@@ -354,21 +358,7 @@ class StmtWriter:
 
 def vars_in(exprs) -> set[int]:
     found: set[int] = set()
-
-    def walk(e):
-        if isinstance(e, Var):
-            found.add(id(e))
-        elif isinstance(e, PrimExpr):
-            for name in e.field_names():
-                v = getattr(e, name)
-                if isinstance(v, PrimExpr):
-                    walk(v)
-                elif isinstance(v, list):
-                    for x in v:
-                        walk(x)
-
-    for e in exprs:
-        walk(e)
+    post_order_visit(list(exprs), lambda x: isinstance(x, Var) and found.add(id(x)))
     return found
 
 

@@ -1,7 +1,8 @@
 """TensorIR: the loop-level IR of mlckit (names as in ``tvm.tir``)."""
 
 # pipeline, transform: the lowering passes (tvm.tir.transform, tvm.tir.get_tir_pipeline)
-from . import dtype, ir_builder, pipeline, transform
+# the traversal toolkit (tvm.tir.stmt_functor, tvm.tir.functor); ir_builder: TVM's legacy builder
+from . import dtype, functor, ir_builder, pipeline, stmt_functor, transform
 from .buffer import Buffer, BufferRegion, MatchBufferRegion, decl_buffer
 from .expr import (
     EQ,
@@ -44,6 +45,7 @@ from .expr import (
     convert,
 )
 from .function import PrimFunc
+from .functor import PyStmtExprMutator, PyStmtExprVisitor
 from .op import *  # noqa: F403 - the intrinsics: exp, log, sqrt, ...
 from .op import call_intrin, if_then_else, max_value, min_value
 from .op_extern import (

@@ -5,32 +5,19 @@
 
 from __future__ import annotations
 
-from .expr import BufferLoad, PrimExpr, Var
+from .expr import BufferLoad, PrimExpr
+from .traversal import ir_transform
 
 
 def map_loads(e, on_load):
     """``e`` with every BufferLoad replaced by ``on_load(load, indices)``, where ``indices``
     are the load's own indices already mapped; parts that do not change are shared."""
-    if isinstance(e, BufferLoad):
-        return on_load(e, [map_loads(i, on_load) for i in e.indices])
-    if not isinstance(e, PrimExpr) or isinstance(e, Var):
-        return e
-    changes = {}
-    for name in e.field_names():
-        if name in ("op", "buffer"):
-            continue
-        v = getattr(e, name)
-        if isinstance(v, PrimExpr):
-            nv = map_loads(v, on_load)
-        elif isinstance(v, list) and any(isinstance(x, PrimExpr) for x in v):
-            nv = [map_loads(x, on_load) if isinstance(x, PrimExpr) else x for x in v]
-            if all(a is b for a, b in zip(nv, v)):
-                nv = v
-        else:
-            continue
-        if nv is not v:
-            changes[name] = nv
-    return e.replace(**changes) if changes else e
+    def pre(x):
+        if isinstance(x, BufferLoad):
+            return on_load(x, [map_loads(i, on_load) for i in x.indices])
+        return None
+
+    return ir_transform(e, pre, None) if isinstance(e, PrimExpr) else e
 
 
 def load_with(load: BufferLoad, indices: list, buffer=None) -> BufferLoad:

@@ -1,4 +1,8 @@
-"""Whole-function TIR rewrites (names as in ``tvm.tir.stmt_functor``).
+"""Whole-function TIR walks and rewrites (names as in ``tvm.tir.stmt_functor``).
+
+The walks (``post_order_visit``, ``pre_order_visit``, ``ir_transform``, ``substitute``,
+``uses_var``) are the generic ones of ``mlckit.tir.traversal``, re-exported here under TVM's
+names; this module also registers TIR's statement classes with them.
 
 ``renew_defs(func)``: a copy of a PrimFunc in which every variable, buffer and block is a new
 object (names kept).  Inlining one PrimFunc's body into another twice (``FuseTIR`` with a
@@ -6,6 +10,7 @@ kernel called twice) needs it: each copy must define its own loop variables and 
 
 Example::
 
+    post_order_visit(func.body, lambda n: print(type(n).__name__))
     copy = renew_defs(func)
     assert_structural_equal(copy, func)
     assert copy.params[0] is not func.params[0]
@@ -18,10 +23,27 @@ from typing import Any
 
 from mlckit.ir.node import Node
 
+from .buffer import Buffer
 from .function import PrimFunc
-from .stmt import Block
+from .stmt import Block, SeqStmt, Stmt, stmt_seq
+from .traversal import (
+    child_nodes,
+    ir_transform,
+    post_order_visit,
+    pre_order_visit,
+    register_statements,
+    stmt_uses_var,
+    substitute,
+    uses_var,
+)
+
+__all__ = ["child_nodes", "ir_transform", "node_rewriter", "post_order_visit",
+           "pre_order_visit", "renew_defs", "stmt_uses_var", "substitute", "uses_var"]
+
+register_statements(Stmt, SeqStmt, stmt_seq, (Buffer,))
 
 
+# -- whole functions --------------------------------------------------------------------------
 def node_rewriter(rewrite: Callable[[Node], Any] | None = None,
                   copy: Callable[[Node], bool] | None = None) -> Callable[[Any], Any]:
     """A function that rebuilds IR (nodes, lists, tuples, dicts) bottom-up, each node once.
@@ -84,29 +106,3 @@ def renew_defs(func: PrimFunc) -> PrimFunc:
     """
     return node_rewriter(copy=lambda x: getattr(x, "_is_var", False) or isinstance(x, Block))(
         func)
-
-
-def post_order_visit(stmt, fvisit) -> None:
-    """Call ``fvisit(node)`` on every statement and expression node of ``stmt``, children
-    first, each once (``tvm.tir.stmt_functor.post_order_visit``).
-
-    Example::
-
-        allocs = []
-        post_order_visit(func.body, lambda n: allocs.append(n) if isinstance(n, Allocate) else 0)
-    """
-    seen: set[int] = set()
-
-    def visit(x):
-        if isinstance(x, (list, tuple)):
-            for y in x:
-                visit(y)
-            return
-        if not isinstance(x, Node) or id(x) in seen or hasattr(x, "_structural_key"):
-            return
-        seen.add(id(x))
-        for name in type(x).field_names():
-            visit(getattr(x, name))
-        fvisit(x)
-
-    visit(stmt)

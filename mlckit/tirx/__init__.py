@@ -16,7 +16,7 @@ Example::
     tirx.exp(tirx.Var("x", "float32"))
 """
 
-from mlckit.tir import analysis, transform
+from mlckit.tir import analysis, functor, stmt_functor, transform
 from mlckit.tir.buffer import Buffer, BufferRegion, MatchBufferRegion, decl_buffer
 from mlckit.tir.expr import (
     EQ,
@@ -50,6 +50,7 @@ from mlckit.tir.expr import (
     convert,
 )
 from mlckit.tir.function import PrimFunc
+from mlckit.tir.functor import PyStmtExprMutator, PyStmtExprVisitor
 from mlckit.tir.op import (
     abs,  # noqa: A004 - TVM's names
     acos,

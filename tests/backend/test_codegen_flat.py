@@ -14,7 +14,7 @@ from mlckit.backend.codegen import LNUMPY, NUMBA, generate
 from mlckit.script import from_source
 
 from ..kernels import tile_matmul
-from .test_codegen_promote import NAIVE
+from ..tir.transform.test_promote_invariant_elements import NAIVE
 
 SCALE = textwrap.dedent('''
     @T.prim_func

@@ -111,7 +111,8 @@ def test_the_picture_of_a_folding_stepper_folds_each_run_of_unchanged_passes():
     picture = view.picture()
     assert "(3 unchanged: CompactBufferAllocation, LowerMatchBuffer, Simplify)" in picture
     assert "(4 unchanged: StorageRewrite, UnrollLoop, Simplify, RemoveNoOp)" in picture
-    assert picture.count("<tr") == len(view.stepper.changed_steps) + 2
+    assert "(1 unchanged: PlanAndUpdateBufferAllocationLocation)" in picture
+    assert picture.count("<tr") == len(view.stepper.changed_steps) + 3  # one row per folded run
     view.only_changed.value = False
     assert "unchanged:" not in view.picture()
     assert view.picture().count("<tr") == len(view.stepper.steps)

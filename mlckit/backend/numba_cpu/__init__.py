@@ -1,10 +1,13 @@
 """numba_cpu: a PrimFunc compiled to machine code through ``numba.njit``.
 
-The PrimFunc is compacted (``tir.transform.compact_buffer_allocation``: a cache buffer shrinks
-to the tile one loop iteration uses), then written as Python (the lnumpy generator, numba
-flavour: parallel loops -> ``prange``, unrolled loops repeated, ``np.empty`` hoisted out of
-loops where that is legal, float32 constants typed, small "local" buffers with constant
-indices turned into scalar variables) and compiled by Numba for C-contiguous arrays of the buffers'
+The PrimFunc is lowered by TIR passes you can print (``numba_cpu.lower(f).show()``):
+``compact_buffer_allocation`` (a cache buffer shrinks to the tile one loop iteration uses),
+``scalarize_local_buffers`` (a small "local" tile indexed by constants becomes one-element
+buffers) and ``promote_invariant_elements`` (a loop-invariant element held in a one-element
+buffer across the loop); then it is written as Python (the lnumpy generator, numba flavour:
+one-element "local" buffers as scalars, parallel loops -> ``prange``, unrolled loops
+repeated, ``np.empty`` hoisted out of loops where that is legal, float32 constants typed)
+and compiled by Numba for C-contiguous arrays of the buffers'
 dtypes when it is built.  ``f.source`` is the generated module, for learners to read.
 
 Caching:
@@ -40,11 +43,16 @@ import numpy as np
 
 from mlckit.error import TVMError, TVMTypeError
 from mlckit.tir import dtype as dt
+from mlckit.tir.expr import IntImm
 from mlckit.tir.function import PrimFunc
 from mlckit.tir.op_extern import get_extern
+from mlckit.tir.stmt import For, ForKind
 from mlckit.tir.transform import compact_buffer_allocation
+from mlckit.tir.transform.promote_invariant_elements import promote_invariant_elements
+from mlckit.tir.transform.scalarize_local_buffers import scalarize_local_buffers
 
 from ..codegen import NUMBA, CodegenError, GeneratedSource, func_name, generate
+from ..codegen_lanes import lanes_independent
 from ..extern import collect_externs, resolve_externs
 from ..signature import ArgumentError, Signature, param_names
 from .half import legalize_half
@@ -68,8 +76,9 @@ class NumbaCompileError(TVMError):
 # - LICM's promotion of memory to registers ("enable" flag inverted: LLVM spells it
 #   --disable-licm-promotion): in the tiled matmul it held the 32 elements of a row of C
 #   over the loop of k_1, half of them spilled to the stack (3 GFLOP/s; 5.9 without).
-#   Keeping a value in a register is the schedule's word here: the generator holds an
-#   accumulator (codegen_promote) and a "local" buffer (codegen_local) in scalars itself.
+#   Keeping a value in a register is the schedule's word here: the pass
+#   PromoteInvariantElements holds an accumulator in a one-element "local" buffer and the
+#   generator prints such a buffer, and a small "local" one (codegen_local), as scalars.
 _OFF_OPTIONS = ("unroll-allow-partial", "unroll-runtime")
 _ON_OPTIONS = ("disable-licm-promotion",)
 # written into every generated module, so that Numba's on-disk cache of code compiled
@@ -138,10 +147,37 @@ def to_source(func: PrimFunc, name: str | None = None, fastmath: bool = False,
 
 def lower(func: PrimFunc) -> PrimFunc:
     """The TIR passes run before code generation: ``compact_buffer_allocation`` (a
-    ``cache_write("local")`` tile shrinks to its region; small "local" buffers with constant
-    indices then become scalar variables in the generated source), then ``legalize_half``
-    (float16 stored as uint16 bits and computed in float32: Numba has no float16 on a CPU)."""
-    return legalize_half(compact_buffer_allocation(func))
+    ``cache_write("local")`` tile shrinks to its region), ``scalarize_local_buffers`` (a small
+    "local" buffer indexed by constants becomes one-element buffers: scalars in the source),
+    ``promote_invariant_elements`` (a loop-invariant element held in a one-element "local"
+    buffer, printed as a scalar: ``Y_acc``), then ``legalize_half`` (float16 stored as uint16
+    bits and computed in float32: Numba has no float16 on a CPU).
+
+    Example::
+
+        numba_cpu.lower(mm_relu).show()     # Y_acc = T.decl_buffer((1,), scope="local") ...
+    """
+    func = scalarize_local_buffers(compact_buffer_allocation(func), NUMBA.scalarize_limit,
+                                   NUMBA.unroll_limit)
+    func = promote_invariant_elements(func, skip=_printed_as_is)
+    return legalize_half(func)
+
+
+def _written_as_lanes(loop: For) -> bool:
+    """Whether the generator writes ``loop`` lane by lane (``codegen_lanes``)."""
+    return (loop.kind == ForKind.VECTORIZED and isinstance(loop.extent, IntImm)
+            and isinstance(loop.min, IntImm) and 1 < loop.extent.value <= NUMBA.vector_lanes
+            and lanes_independent(loop))
+
+
+def _printed_as_is(loop: For, outer: list) -> bool:
+    """Loops the generator rewrites itself, left alone by ``promote_invariant_elements``: a
+    loop written as lanes, or inside one (the lanes hold invariant loads themselves:
+    ``A_ik = A[vi, vk]  # the same element in every lane``), and an unrolled loop it repeats
+    (each copy is straight-line code LLVM optimizes as a whole)."""
+    unrolled = (loop.kind == ForKind.UNROLLED and isinstance(loop.extent, IntImm)
+                and isinstance(loop.min, IntImm) and loop.extent.value <= NUMBA.unroll_limit)
+    return unrolled or any(_written_as_lanes(x) for x in (*outer, loop))
 
 
 def _module_source(body: GeneratedSource, fastmath: bool, cache: bool,

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from mlckit.tir import expr as E
 from mlckit.tir import stmt as S
+from mlckit.tir import stmt_functor
 from mlckit.tir.buffer import Buffer
 
 from . import doc as D
@@ -25,9 +26,7 @@ def is_const(expr, value) -> bool:
 
 def uses_var(expr, var_ids: set[int]) -> bool:
     """True when a Var whose id is in ``var_ids`` occurs in ``expr``."""
-    if isinstance(expr, E.Var):
-        return id(expr) in var_ids
-    return any(uses_var(child, var_ids) for child in iter_children(expr))
+    return stmt_functor.uses_var(expr, lambda v: id(v) in var_ids)
 
 
 def count_uses(root, var) -> int:

@@ -20,6 +20,7 @@ from typing import Any
 from mlckit.ir.node import Node
 from mlckit.tir import expr as E
 from mlckit.tir import stmt as S
+from mlckit.tir import traversal
 from mlckit.tir.buffer import BufferRegion
 from mlckit.tir.expr import PrimExpr, Range
 
@@ -27,23 +28,7 @@ from mlckit.tir.expr import PrimExpr, Range
 # -- substitution ---------------------------------------------------------------------------------
 def substitute(obj: Any, vmap: dict) -> Any:
     """``obj`` with every Var found in ``vmap`` (keyed by ``id(var)``) replaced."""
-    if not vmap:
-        return obj
-    if isinstance(obj, E.Var):
-        return vmap.get(id(obj), obj)
-    if isinstance(obj, list):
-        new = [substitute(x, vmap) for x in obj]
-        return obj if all(a is b for a, b in zip(new, obj)) else new
-    if isinstance(obj, Node) and not getattr(obj, "_is_var", False) and isinstance(obj, (PrimExpr, Range)):
-        changes = {}
-        for name in obj.field_names():
-            value = getattr(obj, name)
-            if isinstance(value, (Node, list)) and name != "buffer" and name != "op":
-                new = substitute(value, vmap)
-                if new is not value:
-                    changes[name] = new
-        return obj.replace(**changes) if changes else obj
-    return obj
+    return traversal.substitute(obj, vmap)
 
 
 # -- linear forms and intervals ------------------------------------------------------------------
@@ -122,19 +107,7 @@ class Interval:
 
 
 def _uses(expr: Any, dom_map: dict) -> bool:
-    if isinstance(expr, E.Var):
-        return id(expr) in dom_map
-    if isinstance(expr, Node) and not getattr(expr, "_is_var", False):
-        for name in expr.field_names():
-            value = getattr(expr, name)
-            if name in ("buffer", "op"):
-                continue
-            if isinstance(value, list):
-                if any(_uses(v, dom_map) for v in value):
-                    return True
-            elif isinstance(value, Node) and _uses(value, dom_map):
-                return True
-    return False
+    return traversal.uses_var(expr, lambda v: id(v) in dom_map)
 
 
 def _bounds(s) -> tuple[Linear, Linear]:

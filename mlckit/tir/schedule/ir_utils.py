@@ -12,6 +12,7 @@ from mlckit.tir import stmt as S
 from mlckit.tir.buffer import Buffer, BufferRegion, MatchBufferRegion
 from mlckit.tir.expr import IterVar, PrimExpr, Range
 from mlckit.tir.expr_functor import load_with, map_loads
+from mlckit.tir.stmt_functor import child_nodes
 
 
 class Rewrite:
@@ -177,14 +178,7 @@ def replace_stmts(root, table: dict, rw: Rewrite):
 
 # -- walking ----------------------------------------------------------------------------------
 def child_stmts(s) -> list:
-    out = []
-    for name in s.field_names():
-        v = getattr(s, name)
-        if isinstance(v, S.Stmt):
-            out.append(v)
-        elif isinstance(v, list):
-            out.extend(x for x in v if isinstance(x, S.Stmt))
-    return out
+    return [c for c in child_nodes(s) if isinstance(c, S.Stmt)]
 
 
 def walk(s, fn) -> None:

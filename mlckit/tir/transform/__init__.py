@@ -23,7 +23,11 @@ from .plan_update_buffer_allocation_location import (
     PlanAndUpdateBufferAllocationLocation,
     plan_update_buffer_allocation_location,
 )
+
+# what the Numba backend runs to make code fast, visible in TVMScript (not TVM passes)
+from .promote_invariant_elements import PromoteInvariantElements, promote_invariant_elements
 from .remove_no_op import RemoveNoOp, remove_no_op
+from .scalarize_local_buffers import ScalarizeLocalBuffers, scalarize_local_buffers
 from .simplify import Simplify, StmtSimplify, simplify
 from .storage_rewrite import StorageRewrite, storage_rewrite
 from .unroll_loop import UnrollLoop, unroll_loop
@@ -53,4 +57,8 @@ __all__ = [
     "simplify",
     "storage_rewrite",
     "unroll_loop",
+    "PromoteInvariantElements",
+    "promote_invariant_elements",
+    "ScalarizeLocalBuffers",
+    "scalarize_local_buffers",
 ]

@@ -16,8 +16,7 @@ def mm_relu(A, B, C):
     Y = np.empty((128, 128), dtype="float32")
     for i in range(128):
         for j in range(128):
-            # held in scalars over k (buffers do not overlap, as with tir.noalias)
-            # T.init() of block "Y" before the loop: the reduction starts at k = 0
+            # Y_acc: a one-element "local" buffer, held in a scalar
             Y_acc = np.float32(0.0)
             for k in range(128):
                 # block "Y"

@@ -1,4 +1,5 @@
-"""numba_cpu: a small "local" tile whose indices are constant once unrolled becomes scalars."""
+"""numba_cpu: a small "local" tile whose indices are constant once unrolled becomes scalars
+(the pass ScalarizeLocalBuffers splits it into one-element buffers, printed as scalars)."""
 
 from __future__ import annotations
 
@@ -26,7 +27,9 @@ def test_unrolled_local_tile_becomes_scalar_variables():
     func = blocked(packed=True)
     f = numba_cpu.build(func, cache=False)
     src = f.source
-    assert '# C_local: (2, 8) "local" buffer kept in scalar variables' in src
+    assert '# C_local_0_0 ... C_local_1_7: one-element "local" buffers, held in scalars' in src
+    assert "C_local_1_0 = C_local_1_1 = C_local_1_2 = C_local_1_3 = C_local_1_4 = C_local_1_5" in src
+    assert "j_1 = 7\n" in src  # the unrolled copies bind the loop variable
     assert "C_local_1_7 = C_local_1_7 + A_flat[i_0 * 32 + i_1 * 16 + k] * B_global[7, vk]" not in src  # j_1 not folded
     assert "C_local_1_7 = C_local_1_7 + A_flat[i_0 * 32 + i_1 * 16 + k] * B_global[j_1, vk]" in src
     assert "C_flat[i_0 * 32 + ax0 * 16 + j_0 * 8 + ax1] = C_local_0_0" in src
@@ -77,3 +80,31 @@ def test_global_scope_and_parallel_access_are_not_scalarized():
     b = np.zeros((4, 2), "float32")
     built(a, b)
     np.testing.assert_array_equal(b, a * 2)
+
+
+@T.prim_func
+def row_max(A: T.Buffer((4, 8), "float32"), B: T.Buffer((4,), "float32")):
+    for i in range(4):
+        m = T.decl_buffer((1,), "float32", scope="local")
+        m[0] = T.float32(-1e30)
+        for k in range(8):
+            m[0] = T.max(m[0], A[i, k])
+        B[i] = m[0]
+
+
+def test_a_one_element_local_buffer_is_printed_as_a_scalar():
+    src = numba_cpu.build(row_max, cache=False).source
+    body = (
+        '        # m: a one-element "local" buffer, held in a scalar\n'
+        "        m = np.float32(-1e+30)\n"
+        "        for k in range(8):\n"
+        "            m = max(m, A_flat[i * 8 + k])\n"
+        "        B[i] = m\n"
+    )
+    assert body in src
+    assert "np.empty" not in src
+    a = np.random.default_rng(4).uniform(-1, 1, (4, 8)).astype("float32")
+    for build in (lnumpy.build, lambda f: numba_cpu.build(f, cache=False)):
+        b = np.zeros(4, "float32")
+        build(row_max)(a, b)
+        np.testing.assert_array_equal(b, a.max(axis=1))

@@ -144,7 +144,7 @@ def test_a_padded_row_allocates_the_stride_ratio_even_for_symbolic_sizes():
     def before(a: T.handle):
         m = T.int32()
         A = T.match_buffer(a, (1, m, 64))
-        for i in range(2):
+        for _ in range(2):
             with T.block(""):
                 P = T.alloc_buffer((1, m, 64), strides=(72 * m, 72, 1))
                 for x, y in T.grid(m, 64):

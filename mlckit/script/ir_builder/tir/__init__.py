@@ -85,10 +85,10 @@ from .ir import Buffer_ as Buffer  # noqa: F401
 bool = boolean  # noqa: A001 - TVM's T.bool
 
 # TIR expression helpers, as TVM's builder module exposes them (T.max, T.exp, ...)
-from mlckit.tir.op import *  # noqa: E402,F401,F403 - its __all__: exp, max, floordiv ...
 import functools as _functools  # noqa: E402
 
 from mlckit.tir import op as _op  # noqa: E402
+from mlckit.tir.op import *  # noqa: E402,F401,F403 - its __all__: exp, max, floordiv ...
 
 
 def _drop_dtype(func):

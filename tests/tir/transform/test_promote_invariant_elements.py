@@ -1,6 +1,7 @@
-"""numba flavour: in an innermost loop, an element whose index does not move with the loop is
-held in a scalar (loaded before the loop, stored after it when written) — only where that
-keeps lnumpy's sequential result; lnumpy keeps the loads and stores as written."""
+"""PromoteInvariantElements: in an innermost loop, an element whose index does not move with
+the loop is held in a one-element "local" buffer (loaded before the loop, stored after it
+when written) — only where that keeps the sequential result.  numba_cpu runs the pass and
+prints such a buffer as a scalar; lnumpy keeps the loads and stores as written."""
 
 from __future__ import annotations
 
@@ -11,13 +12,20 @@ import numpy as np
 from mlckit import tir
 from mlckit.backend import lnumpy, numba_cpu
 from mlckit.backend.codegen import LNUMPY, NUMBA, generate
-from mlckit.backend.codegen_promote import invariant_elements
+from mlckit.ir import IRModule, assert_structural_equal
 from mlckit.script import from_source
 from mlckit.tir.stmt import BlockRealize, For
+from mlckit.tir.transform import PromoteInvariantElements
+from mlckit.tir.transform.promote_invariant_elements import (
+    invariant_elements,
+    promote_invariant_elements,
+)
 
-from ..kernels import tile_matmul
+from ...kernels import tile_matmul
 
-HELD = "# held in scalars over"
+
+def _unchanged(func) -> bool:
+    return promote_invariant_elements(func) is func
 
 
 def _func(text: str):
@@ -58,12 +66,31 @@ def _mm_args():
     return a, b, np.full((8, 8), 99, "float32")
 
 
-def test_reduction_accumulator_is_held_over_the_reduction_loop():
+def test_the_accumulator_is_held_over_the_reduction_loop_and_its_init_runs_before_it():
+    after = _func('''
+        @T.prim_func
+        def matmul(A: T.Buffer((8, 8), "float32"), B: T.Buffer((8, 8), "float32"),
+                   C: T.Buffer((8, 8), "float32")):
+            T.func_attr({"global_symbol": "matmul", "tir.noalias": True})
+            for i, j in T.grid(8, 8):
+                C_acc = T.decl_buffer((1,), scope="local")
+                C_acc[0] = T.float32(0)
+                for k in range(8):
+                    with T.block("C"):
+                        vi, vj, vk = T.axis.remap("SSR", [i, j, k])
+                        T.reads(A[vi, vk], B[vk, vj])
+                        T.writes()
+                        C_acc[0] = C_acc[0] + A[vi, vk] * B[vk, vj]
+                C[i, j] = C_acc[0]
+    ''')
+    mod = PromoteInvariantElements()(IRModule({"matmul": _func(NAIVE)}))
+    assert_structural_equal(mod["matmul"], after)
+
+
+def test_numba_prints_the_held_accumulator_as_a_scalar():
     func = _func(NAIVE)
     src = numba_cpu.build(func, cache=False).source
     body = textwrap.dedent("""\
-        # held in scalars over k (buffers do not overlap, as with tir.noalias)
-        # T.init() of block "C" before the loop: the reduction starts at k = 0
         C_acc = np.float32(0.0)
         for k in range(8):
             # block "C"
@@ -81,7 +108,7 @@ def test_reduction_accumulator_is_held_over_the_reduction_loop():
 
 def test_lnumpy_keeps_the_loads_and_stores():
     src = str(generate(_func(NAIVE), LNUMPY))
-    assert HELD not in src and "_acc" not in src
+    assert "_acc" not in src
     assert "C[vi, vj] = C[vi, vj] + A[vi, vk] * B[vk, vj]" in src
 
 
@@ -125,7 +152,7 @@ def _x():
 def test_an_element_also_read_at_an_index_that_may_meet_it_stays_in_memory():
     # X[vi, vk] is X[vi, 0] when vk == 0: a scalar would miss that update
     func = _func(ROWS.format(index="vk"))
-    assert HELD not in numba_cpu.build(func, cache=False).source
+    assert _unchanged(func)
     x = _x()
     [out] = _agree(func, x)
     expected = x.copy()
@@ -154,7 +181,7 @@ def test_a_read_only_element_of_a_buffer_written_where_it_may_be_read_stays_in_m
                     vi, vk = T.axis.remap("SS", [i, k])
                     X[vi, vk] = X[vi, 0] * T.float32(2)
     ''')
-    assert HELD not in numba_cpu.build(func, cache=False).source
+    assert _unchanged(func)
     x = _x()[:, :4].copy()
     [out] = _agree(func, x)
     expected = x.copy()
@@ -175,7 +202,7 @@ def test_an_element_accessed_only_under_a_predicate_is_not_read_early():
                     T.where(i_0 * 4 + i_1 < 6)
                     Y[vi, vk] = X[vi, 0] + T.float32(1)
     ''')
-    assert HELD not in numba_cpu.build(func, cache=False).source
+    assert _unchanged(func)
     x = np.random.default_rng(2).uniform(-1, 1, (6, 4)).astype("float32")
     _, out = _agree(func, x, np.zeros((6, 4), "float32"))
     np.testing.assert_array_equal(out, np.repeat(x[:, :1] + 1, 4, axis=1))
@@ -213,7 +240,7 @@ def test_parallel_symbolic_and_load_indexed_loops_are_left_alone():
                     B[vi, vk] = A[idx[vi], 0] + A[vi, vk]
     ''')
     for func in (parallel, symbolic):
-        assert HELD not in str(generate(numba_cpu.lower(func), NUMBA)), func.script()
+        assert _unchanged(func), func.script()
     src = str(generate(numba_cpu.lower(indirect), NUMBA))
     assert "idx_i = idx[i]" in src  # held: its index does not move with k
     assert "A_flat[idx_i * 4] + A_flat[i * 4 + k]" in src  # A[idx[vi], 0] is not (a load in its index)
@@ -256,7 +283,6 @@ TWO_REDUCTIONS = '''
                 C[vi] = C[vi] + A[vi, vr, vk]
 '''
 
-INIT = "# T.init() of block"
 
 
 def test_init_before_the_loop_is_guarded_by_the_outer_reduction_iterators():
@@ -264,7 +290,6 @@ def test_init_before_the_loop_is_guarded_by_the_outer_reduction_iterators():
     func = _func(TWO_REDUCTIONS)
     src = numba_cpu.build(func, cache=False).source
     body = textwrap.dedent("""\
-        # T.init() of block "C" before the loop: the reduction starts at k = 0
         C_acc = C[i]
         if r == 0:
             C_acc = np.float32(-1.0)
@@ -284,7 +309,7 @@ def test_init_stays_in_the_loop_when_the_reduction_iterator_is_not_the_loop_vari
     sch.split(k, [None, 4])
     func = sch.mod["main"]
     src = numba_cpu.build(func, cache=False).source
-    assert HELD in src and INIT not in src and "if vk == 0:" in src
+    assert "C_acc = C_acc + " in src and "if vk == 0:" in src
     a, b, c = _mm_args()
     _, _, out = _agree(func, a, b, c)
     np.testing.assert_allclose(out, a @ b, rtol=1e-5, atol=1e-6)
@@ -299,6 +324,55 @@ def test_init_stays_in_the_loop_under_a_predicate_or_when_it_reads_memory():
     for text, expected in ((where, np.where(np.arange(8)[:, None] < 6, a @ b, c)),
                            (reads, a + a @ b)):
         func = _func(text)
-        assert INIT not in numba_cpu.build(func, cache=False).source
+        src = numba_cpu.build(func, cache=False).source
+        assert "if vk == 0:" in src
         _, _, out = _agree(func, a, b, c)
         np.testing.assert_allclose(out, expected, rtol=1e-5, atol=1e-5)
+
+
+def test_the_init_before_the_loop_is_guarded_by_the_outer_reduction_iterators_in_tir():
+    after = _func('''
+        @T.prim_func
+        def f(A: T.Buffer((4, 3, 5), "float32"), C: T.Buffer((4,), "float32")):
+            for i, r in T.grid(4, 3):
+                C_acc = T.decl_buffer((1,), scope="local")
+                C_acc[0] = C[i]
+                if r == 0:
+                    C_acc[0] = T.float32(-1)
+                for k in range(5):
+                    with T.block("C"):
+                        vi, vr, vk = T.axis.remap("SRR", [i, r, k])
+                        T.reads(A[vi, vr, vk])
+                        T.writes()
+                        C_acc[0] = C_acc[0] + A[vi, vr, vk]
+                C[i] = C_acc[0]
+    ''')
+    assert_structural_equal(promote_invariant_elements(_func(TWO_REDUCTIONS)), after)
+
+
+def test_a_read_only_element_is_loaded_once_before_the_loop_in_tir():
+    before = _func('''
+        @T.prim_func
+        def f(A: T.Buffer((4,), "float32"), B: T.Buffer((4, 8), "float32")):
+            for i, j in T.grid(4, 8):
+                with T.block("B"):
+                    vi, vj = T.axis.remap("SS", [i, j])
+                    B[vi, vj] = A[vi] * T.float32(2)
+    ''')
+    after = _func('''
+        @T.prim_func
+        def f(A: T.Buffer((4,), "float32"), B: T.Buffer((4, 8), "float32")):
+            for i in range(4):
+                A_i = T.decl_buffer((1,), scope="local")
+                A_i[0] = A[i]
+                for j in range(8):
+                    with T.block("B"):
+                        vi, vj = T.axis.remap("SS", [i, j])
+                        T.reads()
+                        T.writes(B[vi, vj])
+                        B[vi, vj] = A_i[0] * T.float32(2)
+    ''')
+    assert_structural_equal(promote_invariant_elements(before), after)
+    a = np.arange(4, dtype="float32")
+    _, out = _agree(before, a, np.zeros((4, 8), "float32"))
+    np.testing.assert_array_equal(out, np.repeat(a[:, None] * 2, 8, axis=1))
