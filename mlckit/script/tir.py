@@ -28,7 +28,11 @@ from mlckit.error import TVMTypeError
 from mlckit.script.ir_builder.base import IRBuilder
 from mlckit.script.ir_builder.tir import *  # noqa: F403 - the TIR IRBuilder API (T.block, T.grid ...)
 from mlckit.script.ir_builder.tir import frames as _frames
+from mlckit.script.ir_builder.tir.scalar import _scalar as _scalar_type
+from mlckit.ir.op import register_op as _register_op
 from mlckit.tir import expr as _E
+from mlckit.tir.expr_vector import Broadcast as _Broadcast
+from mlckit.tir.expr_vector import Ramp as _Ramp
 from mlckit.tir.expr import (  # noqa: F401
     BufferLoad,
     FloatImm,
@@ -151,6 +155,34 @@ def Select(condition, true_value, false_value, span=None):  # noqa: N802 - TVM's
     f = _E.convert(false_value, getattr(t, "dtype", None))
     t = _E.convert(t, getattr(f, "dtype", None))
     return _E.Select(_E.convert(condition), t, f)
+
+
+def Ramp(base, stride, lanes, span=None):  # noqa: N802 - TVM's name
+    """The vector ``base, base + stride, …`` of ``lanes`` lanes: ``A[T.Ramp(i * 4, 1, 4)]``."""
+    return _Ramp(base, stride, lanes)
+
+
+def Broadcast(value, lanes, span=None):  # noqa: N802 - TVM's name
+    """``value`` in each of ``lanes`` lanes: ``T.Broadcast(T.float32(0), 4)``."""
+    return _Broadcast(value, lanes)
+
+
+def vscale():
+    """``T.vscale()``: the lane multiplier of Arm's scalable vectors.  mlckit builds the call
+    (so that scripts naming it load) but refuses to vectorize or run with it."""
+    return _E.Call("int32", _register_op("tir.vscale"), [])
+
+
+def _vector_types() -> dict:
+    """``T.float32x4`` … : the vector dtypes, each like ``T.float32`` (``T.float32x4()`` is a
+    new variable, ``T.float32x4(x)`` a conversion)."""
+    return {f"{base}x{n}": _scalar_type(f"{base}x{n}")
+            for base in ("int8", "int16", "int32", "int64", "uint8", "uint16", "uint32",
+                         "uint64", "float16", "float32", "float64", "bool")
+            for n in (2, 3, 4, 8, 16, 32, 64)}
+
+
+globals().update(_vector_types())
 
 
 def Var(name: str, dtype: str = "int32"):  # noqa: N802 - TVM's tir.Var

@@ -304,7 +304,7 @@ class CmpExpr(BinaryOpExpr):
 
     @property
     def dtype(self) -> str:
-        return "bool"
+        return dt.with_lanes("bool", dt.lanes(self.a.dtype))  # boolx4 between vectors
 
     __hash__ = PrimExpr.__hash__
 
@@ -337,7 +337,7 @@ class Not(PrimExpr):
 
     @property
     def dtype(self) -> str:
-        return "bool"
+        return self.a.dtype
 
     __hash__ = PrimExpr.__hash__
 
@@ -447,7 +447,11 @@ class BufferLoad(PrimExpr):
 
     @property
     def dtype(self) -> str:
-        return self.buffer.dtype
+        # a ramp index (A[T.Ramp(0, 1, 4)]) loads as many lanes as it has, as TVM
+        n = 1
+        for index in self.indices:
+            n *= dt.lanes(index.dtype) if isinstance(index, PrimExpr) else 1
+        return self.buffer.dtype if n == 1 else dt.with_lanes(self.buffer.dtype, n)
 
     __hash__ = PrimExpr.__hash__
 
