@@ -102,6 +102,8 @@ class StmtWriter:
             self.stmt(x)
 
     def stmt_BufferStore(self, s: BufferStore):
+        if self.vector_store(s):  # T.Ramp / T.Broadcast: codegen_vector
+            return
         if self.lane is not None:
             self.lane_store(s)
             return
@@ -124,6 +126,8 @@ class StmtWriter:
         self.emit(self.expr_text(v), s)
 
     def stmt_LetStmt(self, s: LetStmt):
+        if self.vector_let(s):  # a float32x4 value: codegen_vector
+            return
         value = self.expr_text(s.value)
         self.push_scope()
         name = self.bind(s.var, s.var.name_hint, s.var.dtype)

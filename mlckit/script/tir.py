@@ -29,10 +29,10 @@ from mlckit.script.ir_builder.base import IRBuilder
 from mlckit.script.ir_builder.tir import *  # noqa: F403 - the TIR IRBuilder API (T.block, T.grid ...)
 from mlckit.script.ir_builder.tir import frames as _frames
 from mlckit.script.ir_builder.tir.scalar import _scalar as _scalar_type
-from mlckit.ir.op import register_op as _register_op
 from mlckit.tir import expr as _E
 from mlckit.tir.expr_vector import Broadcast as _Broadcast
 from mlckit.tir.expr_vector import Ramp as _Ramp
+from mlckit.tir.expr_vector import vscale  # noqa: F401 - T.vscale()
 from mlckit.tir.expr import (  # noqa: F401
     BufferLoad,
     FloatImm,
@@ -165,12 +165,6 @@ def Ramp(base, stride, lanes, span=None):  # noqa: N802 - TVM's name
 def Broadcast(value, lanes, span=None):  # noqa: N802 - TVM's name
     """``value`` in each of ``lanes`` lanes: ``T.Broadcast(T.float32(0), 4)``."""
     return _Broadcast(value, lanes)
-
-
-def vscale():
-    """``T.vscale()``: the lane multiplier of Arm's scalable vectors.  mlckit builds the call
-    (so that scripts naming it load) but refuses to vectorize or run with it."""
-    return _E.Call("int32", _register_op("tir.vscale"), [])
 
 
 def _vector_types() -> dict:

@@ -42,7 +42,7 @@ from .expr import (
     const,
     convert,
 )
-from .expr_vector import Broadcast, Ramp
+from .expr_vector import Broadcast, Ramp, vscale
 from .function import PrimFunc
 from .op import *  # noqa: F403 - the intrinsics: exp, log, sqrt, ...
 from .op import call_intrin, if_then_else, max_value, min_value

@@ -118,6 +118,10 @@ def convert(value, dtype: str | None = None) -> Any:
     if isinstance(value, IterVar):  # stands for its variable, as in TVM
         return value.var
     if isinstance(value, (bool, int, float)):
+        if dtype is not None and dt.lanes(dtype) != 1:  # beside a vector: in every lane
+            from .expr_vector import Broadcast  # the vector nodes need this module's classes
+
+            return Broadcast(convert(value, dt.element_of(dtype)), dt.lanes(dtype))
         if dtype is not None and not isinstance(value, bool):
             if isinstance(value, float) and not dt.is_float(dtype):
                 return const(value)

@@ -17,10 +17,12 @@ from __future__ import annotations
 from mlckit.error import TVMValueError
 
 from . import dtype as dt
-from .expr import IntImm, PrimExpr, convert
 from mlckit.ir.node import node
+from mlckit.ir.op import register_op
 
-__all__ = ["Broadcast", "Ramp", "broadcast_to", "lanes_of"]
+from .expr import Call, IntImm, PrimExpr, convert
+
+__all__ = ["Broadcast", "Ramp", "broadcast_to", "lanes_of", "vscale"]
 
 
 def _check_lanes(what: str, lanes) -> int:
@@ -113,3 +115,15 @@ def broadcast_to(e: PrimExpr, lanes: int) -> PrimExpr:
     if have != 1:
         raise TVMValueError(f"cannot broadcast a {e.dtype} vector to {lanes} lanes")
     return Broadcast(e, lanes)
+
+
+def vscale() -> PrimExpr:
+    """``T.vscale()``, the lane multiplier of Arm's scalable vectors (SVE), as
+    ``tvm.tir.vscale``.  mlckit builds the call, so that code naming it loads, and refuses
+    to vectorize with it (a clear error from ``VectorizeLoop``).
+
+    >>> from mlckit import tir
+    >>> tir.vscale() * 4
+    T.vscale() * 4
+    """
+    return Call("int32", register_op("tir.vscale"), [])

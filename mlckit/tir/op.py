@@ -8,6 +8,7 @@ from mlckit.ir.op import Op, register_op
 from . import dtype as dt
 from .expr import (
     Call,
+    _match,
     PrimExpr,
     Select,
     cast,
@@ -127,6 +128,8 @@ def if_then_else(cond, t, f) -> PrimExpr:
     t = convert(t)
     f = convert(f, getattr(t, "dtype", None))
     t = convert(t, getattr(f, "dtype", None))
+    if isinstance(t, PrimExpr) and isinstance(f, PrimExpr) and t.dtype != f.dtype:
+        t, f = _match(t, f)  # e.g. a float32x4 beside T.Broadcast(0, 4), as TVM matches them
     return call_intrin(t.dtype, "tir.if_then_else", convert(cond), t, f)
 
 

@@ -14,7 +14,8 @@ def test_default_pipeline_runs_the_implemented_passes_in_tvm_order():
     names = [p.info.name for p in tvm.tir.get_tir_pipeline("default")]
     assert names == [n for n in TVM_ORDER if hasattr(tvm.tir.transform, n)]
     assert names == ["LowerInitBlock", "ConvertBlocksToOpaque", "CompactBufferAllocation",
-                     "LowerMatchBuffer", "Simplify", "LowerOpaqueBlock", "FlattenBuffer", "UnrollLoop", "Simplify",
+                     "LowerMatchBuffer", "Simplify", "LowerOpaqueBlock", "FlattenBuffer", "VectorizeLoop",
+                     "UnrollLoop", "Simplify",
                      "RemoveNoOp"]
 
 

@@ -72,14 +72,17 @@ class CheckedArray:
         shape = self.shape
         if len(idx) == len(shape):
             for k, n in zip(idx, shape):
-                if not (isinstance(k, (int, np.integer)) and 0 <= k < n):
+                if not (isinstance(k, (int, np.integer)) and 0 <= k < n
+                        or _lanes_in_range(k, n)):
                     break
             else:
                 return
         _raise_oob(self, idx, write)
 
     def __getitem__(self, key):
-        if isinstance(key, tuple) and any(isinstance(k, slice) for k in key):
+        # a tile (T.match_buffer) is a region A[i, 0:4]; the lanes of a vector load give
+        # their step (A[i, 0:4:1]), or are the only index (A[0:4])
+        if isinstance(key, tuple) and any(isinstance(k, slice) and k.step is None for k in key):
             return self._region(key)
         self._check(key, False)
         return self.array[key]
@@ -108,6 +111,18 @@ class CheckedArray:
 
     def __repr__(self):
         return f"CheckedArray({self.name}, shape={self.shape}, dtype={self.dtype})"
+
+
+def _lanes_in_range(k, n: int) -> bool:
+    """The lanes of a vector access (a slice with a positive step, or an integer array of
+    indices) all in ``[0, n)``."""
+    if isinstance(k, slice):
+        lanes = range(k.start, k.stop, k.step or 1)
+        return (isinstance(k.start, (int, np.integer)) and (k.step or 1) > 0 and len(lanes) > 0
+                and k.start >= 0 and lanes[-1] < n)
+    if isinstance(k, np.ndarray) and k.dtype.kind in "iu":
+        return k.size > 0 and int(k.min()) >= 0 and int(k.max()) < n
+    return False
 
 
 def _raise_oob(arr: CheckedArray, idx: tuple, write: bool):

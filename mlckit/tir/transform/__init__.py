@@ -3,7 +3,8 @@
 Each ``Name()`` returns a pass over every PrimFunc of an IRModule (``pass(mod) -> mod``), as
 in TVM; the function ``name(func)`` beside it rewrites one PrimFunc.  In TVM's pipeline order
 (:mod:`mlckit.tir.pipeline`): LowerInitBlock, ConvertBlocksToOpaque, CompactBufferAllocation,
-LowerMatchBuffer, Simplify, LowerOpaqueBlock, FlattenBuffer, UnrollLoop, Simplify, RemoveNoOp.
+LowerMatchBuffer, Simplify, LowerOpaqueBlock, FlattenBuffer, VectorizeLoop, UnrollLoop, Simplify,
+RemoveNoOp.
 
 Example::
 
@@ -20,6 +21,7 @@ from .lower_opaque_block import LowerOpaqueBlock, lower_opaque_block
 from .remove_no_op import RemoveNoOp, remove_no_op
 from .simplify import Simplify, StmtSimplify, simplify
 from .unroll_loop import UnrollLoop, unroll_loop
+from .vectorize_loop import VectorizeLoop, vectorize_loop
 
 __all__ = [
     "CompactBufferAllocation",
@@ -32,6 +34,7 @@ __all__ = [
     "Simplify",
     "StmtSimplify",
     "UnrollLoop",
+    "VectorizeLoop",
     "compact_buffer_allocation",
     "convert_blocks_to_opaque",
     "flatten_buffer",
@@ -42,4 +45,5 @@ __all__ = [
     "remove_no_op",
     "simplify",
     "unroll_loop",
+    "vectorize_loop",
 ]
