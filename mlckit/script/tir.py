@@ -30,9 +30,6 @@ from mlckit.script.ir_builder.tir import *  # noqa: F403 - the TIR IRBuilder API
 from mlckit.script.ir_builder.tir import frames as _frames
 from mlckit.script.ir_builder.tir.scalar import _scalar as _scalar_type
 from mlckit.tir import expr as _E
-from mlckit.tir.expr_vector import Broadcast as _Broadcast
-from mlckit.tir.expr_vector import Ramp as _Ramp
-from mlckit.tir.expr_vector import vscale  # noqa: F401 - T.vscale()
 from mlckit.tir.expr import (  # noqa: F401
     BufferLoad,
     FloatImm,
@@ -43,6 +40,9 @@ from mlckit.tir.expr import (  # noqa: F401
     SizeVar,
     StringImm,
 )
+from mlckit.tir.expr_vector import Broadcast as _Broadcast
+from mlckit.tir.expr_vector import Ramp as _Ramp
+from mlckit.tir.expr_vector import vscale  # noqa: F401 - T.vscale()
 
 from . import parser as _parser  # noqa: F401 - registers the TIR handlers
 

@@ -15,11 +15,10 @@ Example::
 from __future__ import annotations
 
 from mlckit.error import TVMValueError
-
-from . import dtype as dt
 from mlckit.ir.node import node
 from mlckit.ir.op import register_op
 
+from . import dtype as dt
 from .expr import Call, IntImm, PrimExpr, convert
 
 __all__ = ["Broadcast", "Ramp", "broadcast_to", "lanes_of", "vscale"]

@@ -8,9 +8,9 @@ from mlckit.ir.op import Op, register_op
 from . import dtype as dt
 from .expr import (
     Call,
-    _match,
     PrimExpr,
     Select,
+    _match,
     cast,
     const,
     convert,
