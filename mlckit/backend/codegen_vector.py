@@ -8,7 +8,7 @@ is its one value (NumPy broadcasts it beside a vector)::
     A[0:4] = A[T.Ramp(0, 1, 4)] * T.Broadcast(T.float32(2), 4)
     ──►  A[0:4] = A[0:4] * np.float32(2.0)
 
-numba writes lanes: every lane's value first, then every lane stored (a vector store reads
+numba (CPU and CUDA) writes lanes: every lane's value first, then every lane stored (a vector store reads
 all its lanes before it writes any), which LLVM's SLP vectorizer packs into vector
 instructions, as ``codegen_lanes`` does for ``T.vectorized`` loops::
 
@@ -77,7 +77,7 @@ class VectorExprs:
         """Write the vector store ``s``; False when ``s`` is a scalar store."""
         if not is_vector_store(s):
             return False
-        if not self.flavour.vector_lanes:
+        if self.flavour.numpy_vectors:
             target = self.buffer_access(s.buffer, s.indices)
             self.emit(f"{target} = {self.expr_text(s.value, store=True)}", s)
             return True
@@ -96,8 +96,8 @@ class VectorExprs:
         return True
 
     def vector_let(self, s: LetStmt) -> bool:
-        """numba: a vector LetStmt is one scalar variable per lane; False otherwise."""
-        if not self.flavour.vector_lanes or lanes_of(s.value) == 1:
+        """Lanes: a vector LetStmt is one scalar variable per lane; False otherwise."""
+        if self.flavour.numpy_vectors or lanes_of(s.value) == 1:
             return False
         lane_vars = self.vector_lane_vars()
         self.push_scope()
@@ -131,7 +131,7 @@ class VectorExprs:
     def vector_prec(self, e, weak) -> tuple[str, int] | None:
         """The NumPy text of the vector ``e`` where it differs from the scalar text (None:
         the scalar text holds for NumPy arrays too)."""
-        if self.flavour.vector_lanes:
+        if not self.flavour.numpy_vectors:
             raise CodegenError(f"{self.name}: a {e.dtype} {type(e).__name__} outside a vector "
                                "store or let cannot be written lane by lane")
         if isinstance(e, Ramp):
