@@ -327,7 +327,7 @@ def max_expr(a, b) -> PrimExpr:
 
 def _as_bool(x) -> PrimExpr:
     x = convert(x)
-    if isinstance(x, PrimExpr) and x.dtype != "bool":
+    if isinstance(x, PrimExpr) and not dt.is_bool(x.dtype):  # bool or boolx4
         raise TVMTypeError(f"a logical operator needs bool operands, got {x.dtype}")
     return x
 
