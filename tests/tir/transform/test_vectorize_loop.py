@@ -14,6 +14,7 @@ from mlckit import tir
 from mlckit.backend import lnumpy, numba_cpu
 from mlckit.error import InternalError
 from mlckit.script import tir as T
+from tests.backend.test_differential import _schedule, matmul_schedules
 
 from ._mm import scheduled
 
@@ -270,3 +271,17 @@ def test_random_vectorized_kernels_agree_with_numpy(op, lanes, stride, const):
     expected[::stride] = numpy_op(a[::stride], np.float32(const))
     for (_, b) in run_both(after, a, np.zeros(n, "float32")):
         np.testing.assert_allclose(b, expected, rtol=1e-6)
+
+
+@settings(max_examples=6, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(choice=matmul_schedules(), seed=st.integers(0, 2**16))
+def test_random_vectorized_matmul_schedules_lowered_agree_with_numpy(choice, seed):
+    choice = {**choice, "j1": "vectorize"}  # the inner j loop always vectorized
+    m, n, k = choice["sizes"]
+    (lowered,) = tvm.lower(_schedule(choice)).functions.values()
+    assert "T.vectorized" not in lowered.script()
+    rng = np.random.default_rng(seed)
+    a = rng.uniform(-1, 1, (m, k)).astype("float32")
+    b = rng.uniform(-1, 1, (k, n)).astype("float32")
+    for (_, _, c) in run_both(lowered, a, b, np.full((m, n), 99, "float32")):
+        np.testing.assert_allclose(c, a @ b, rtol=1e-5, atol=1e-5, err_msg=lowered.script())
