@@ -142,7 +142,8 @@ def test_tir_pipeline_steps_through_the_lowering_passes_of_a_prim_func():
     assert [s.name for s in stepper.steps] == [
         "LowerInitBlock", "ConvertBlocksToOpaque", "CompactBufferAllocation",
         "LowerMatchBuffer", "Simplify",
-        "LowerOpaqueBlock", "FlattenBuffer", "UnrollLoop", "Simplify", "RemoveNoOp"]
+        "LowerOpaqueBlock", "FlattenBuffer", "VectorizeLoop", "UnrollLoop", "Simplify",
+        "RemoveNoOp"]
     init = stepper.steps[0].diff()
     assert "-                with T.init():\n+                if vk == 0:\n" in init
     assert "T.block" not in stepper.steps[-1].after
@@ -157,7 +158,7 @@ def test_tir_summary_folds_the_passes_that_changed_nothing():
         folded[1], folded[2],
         "        (3 unchanged: CompactBufferAllocation, LowerMatchBuffer, Simplify)",
         folded[4], folded[5],
-        "        (3 unchanged: UnrollLoop, Simplify, RemoveNoOp)"]
+        "        (4 unchanged: VectorizeLoop, UnrollLoop, Simplify, RemoveNoOp)"]
     assert "LowerInitBlock" in folded[1] and "FlattenBuffer" in folded[5]
 
 
