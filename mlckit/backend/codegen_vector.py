@@ -12,6 +12,7 @@ numba (CPU and CUDA) writes lanes: every lane's value first, then every lane sto
 all its lanes before it writes any), which LLVM's SLP vectorizer packs into vector
 instructions, as ``codegen_lanes`` does for ``T.vectorized`` loops::
 
+    # a vector store of 4 lanes: each computed before any is stored
     A_v0 = A[0] * np.float32(2.0)
     ...
     A[0] = A_v0
@@ -85,6 +86,7 @@ class VectorExprs:
         lane_vars = self.vector_lane_vars()
         name = self.name_of(s.buffer)
         temps = []
+        self.emit(f"# a vector store of {lanes} lanes: each computed before any is stored", s)
         for k in range(lanes):
             temp = E.Var(f"{name}_v{k}", dt.element_of(s.value.dtype))
             text = self.expr_text(lane_of(s.value, k, lane_vars))
@@ -122,9 +124,11 @@ class VectorExprs:
         """A buffer index: a ramp of constant positive stride is a slice.  Beside other
         indices a slice says its step (``A[i, 0:4:1]``): lnumpy's ``A[i, 0:4]`` is a tile."""
         if isinstance(index, Ramp) and isinstance(index.stride, E.IntImm) and index.stride.value > 0:
-            base = self.expr(index.base, P_ADD)
             span = index.lanes * index.stride.value
             step = "" if index.stride.value == 1 and ndim == 1 else f":{index.stride.value}"
+            if isinstance(index.base, E.IntImm):
+                return f"{index.base.value}:{index.base.value + span}{step}"
+            base = self.expr(index.base, P_ADD)
             return f"{base}:{base} + {span}{step}"
         return self.expr(index, 0)
 
