@@ -376,6 +376,8 @@ def cast(value, dtype: str) -> PrimExpr:
             return value
     from .expr_vector import Broadcast  # the vector nodes need this module's classes
 
+    if n == 1 and dt.lanes(dtype) != 1:  # a scalar into every lane, as tvm::cast
+        return Broadcast(cast(value, dt.element_of(dtype)), dt.lanes(dtype))
     if isinstance(value, Broadcast):  # cast the one value, as tvm::cast
         return Broadcast(cast(value.value, dt.element_of(dtype)), value.lanes)
     if _is_const(value):
