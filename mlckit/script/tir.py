@@ -25,6 +25,7 @@ import inspect
 from typing import Any
 
 from mlckit.error import TVMTypeError
+from mlckit.ir.op import register_op as _register_op
 from mlckit.script.ir_builder.base import IRBuilder
 from mlckit.script.ir_builder.tir import *  # noqa: F403 - the TIR IRBuilder API (T.block, T.grid ...)
 from mlckit.script.ir_builder.tir import frames as _frames
@@ -165,6 +166,12 @@ def Ramp(base, stride, lanes, span=None):  # noqa: N802 - TVM's name
 def Broadcast(value, lanes, span=None):  # noqa: N802 - TVM's name
     """``value`` in each of ``lanes`` lanes: ``T.Broadcast(T.float32(0), 4)``."""
     return _Broadcast(value, lanes)
+
+
+def reinterpret(dtype: str, value, span=None):
+    """The bits of ``value`` read as ``dtype`` (``T.reinterpret("float32", x_int32)``), TVM's
+    ``tir.reinterpret`` intrinsic; no mlckit backend runs it yet."""
+    return _E.Call(dtype, _register_op("tir.reinterpret"), [_E.convert(value)])
 
 
 def _vector_types() -> dict:

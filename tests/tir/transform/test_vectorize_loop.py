@@ -201,6 +201,19 @@ def test_select_and_comparisons_become_vectors():
         np.testing.assert_array_equal(b, np.where(a > 0, 1, 2))
 
 
+def test_reinterpret_keeps_the_bits_of_every_lane():
+    @T.prim_func(private=True)
+    def before(A: T.Buffer((8,), "int32"), B: T.Buffer((8,), "float32")):
+        for i in T.vectorized(8):
+            B[i] = T.reinterpret("float32", A[i])
+
+    @T.prim_func(private=True)
+    def expected(A: T.Buffer((8,), "int32"), B: T.Buffer((8,), "float32")):
+        B[0:8] = T.reinterpret("float32x8", A[T.Ramp(0, 1, 8)])
+
+    tvm.ir.assert_structural_equal(vectorize(before), expected)
+
+
 def test_disabled_vectorization_makes_the_loops_serial():
     @T.prim_func(private=True)
     def expected(A: T.Buffer((16,), "float32"), B: T.Buffer((16,), "float32")):
