@@ -86,7 +86,7 @@ class ExprWriter:
         return None
 
     # -- expressions -------------------------------------------------------------------------
-    def buffer_access(self, buf: Buffer, indices) -> str:
+    def buffer_access(self, buf: Buffer, indices, store: bool = False) -> str:
         if id(buf) in self.scalars:
             return self.scalar_access(buf, indices)
         flat = self.flat_access(buf, indices)
@@ -95,7 +95,7 @@ class ExprWriter:
         name = self.name_of(buf)
         if not indices:
             return f"{name}[()]"
-        return f"{name}[{', '.join(self.vector_index(i, len(indices)) for i in indices)}]"
+        return f"{name}[{', '.join(self.vector_index(i, store) for i in indices)}]"
 
     def expr_text(self, e: PrimExpr, store: bool = False) -> str:
         return self.expr(e, 0, weak="store" if store else None)

@@ -6,7 +6,9 @@ lnumpy writes whole NumPy vectors: a ramp index of constant stride is a slice, a
 is its one value (NumPy broadcasts it beside a vector)::
 
     A[0:4] = A[T.Ramp(0, 1, 4)] * T.Broadcast(T.float32(2), 4)
-    ──►  A[0:4] = A[0:4] * np.float32(2.0)
+    ──►  A[0:4] = A[0:4:1] * np.float32(2.0)
+
+(a load's slice gives its step: lnumpy reads ``A[0:4]`` as a view of A's memory, a tile).
 
 numba (CPU and CUDA) writes lanes: every lane's value first, then every lane stored (a vector store reads
 all its lanes before it writes any), which LLVM's SLP vectorizer packs into vector
@@ -79,7 +81,7 @@ class VectorExprs:
         if not is_vector_store(s):
             return False
         if self.flavour.numpy_vectors:
-            target = self.buffer_access(s.buffer, s.indices)
+            target = self.buffer_access(s.buffer, s.indices, store=True)
             self.emit(f"{target} = {self.expr_text(s.value, store=True)}", s)
             return True
         lanes = lanes_of(s.value) if lanes_of(s.value) > 1 else max(lanes_of(i) for i in s.indices)
@@ -120,12 +122,12 @@ class VectorExprs:
         return self._vector_lane_vars
 
     # -- expressions (lnumpy: whole NumPy vectors) -------------------------------------------
-    def vector_index(self, index, ndim: int = 1) -> str:
-        """A buffer index: a ramp of constant positive stride is a slice.  Beside other
-        indices a slice says its step (``A[i, 0:4:1]``): lnumpy's ``A[i, 0:4]`` is a tile."""
+    def vector_index(self, index, store: bool = False) -> str:
+        """A buffer index: a ramp of constant positive stride is a slice.  A load's slice says
+        its step (``A[0:4:1]``): in lnumpy ``A[0:4]`` read is a view of A's memory (a tile)."""
         if isinstance(index, Ramp) and isinstance(index.stride, E.IntImm) and index.stride.value > 0:
             span = index.lanes * index.stride.value
-            step = "" if index.stride.value == 1 and ndim == 1 else f":{index.stride.value}"
+            step = "" if index.stride.value == 1 and store else f":{index.stride.value}"
             if isinstance(index.base, E.IntImm):
                 return f"{index.base.value}:{index.base.value + span}{step}"
             base = self.expr(index.base, P_ADD)

@@ -80,9 +80,7 @@ class CheckedArray:
         _raise_oob(self, idx, write)
 
     def __getitem__(self, key):
-        # a tile (T.match_buffer) is a region A[i, 0:4]; the lanes of a vector load give
-        # their step (A[i, 0:4:1]), or are the only index (A[0:4])
-        if isinstance(key, tuple) and any(isinstance(k, slice) and k.step is None for k in key):
+        if isinstance(key, tuple) and any(isinstance(k, slice) for k in key):
             return self._region(key)
         self._check(key, False)
         return self.array[key]
@@ -90,6 +88,10 @@ class CheckedArray:
     def _region(self, key):
         """A checked view of a region (a T.match_buffer of a tile): indices and bounds in
         range, else an out-of-bounds error naming the buffer."""
+        if any(isinstance(k, slice) and k.step is not None for k in key):
+            # not a region: the lanes of a vector load, which give their step (A[i, 0:4:1])
+            self._check(key, False)
+            return self.array[key]
         for k, n in zip(key, self.shape):
             if isinstance(k, slice):
                 ok = 0 <= k.start <= k.stop <= n

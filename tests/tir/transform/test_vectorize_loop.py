@@ -58,7 +58,7 @@ def test_vectorized_code_computes_what_the_loop_did():
 
 def test_lnumpy_writes_slices_and_numba_lanes():
     func = vectorize(scale)
-    assert "B[i * 4:i * 4 + 4] = A[i * 4:i * 4 + 4] * np.float32(2.0) + np.float32(np.arange(4))" \
+    assert "B[i * 4:i * 4 + 4] = A[i * 4:i * 4 + 4:1] * np.float32(2.0) + np.float32(np.arange(4))" \
         in lnumpy.build(func).source
     source = numba_cpu.build(func, cache=False).source
     assert "B_v1 = A[i * 4 + 1] * np.float32(2.0) + np.float32(1)" in source
