@@ -252,9 +252,10 @@ def test_the_pass_is_in_the_default_pipeline_after_flatten_buffer():
 
 
 def test_the_course_mm_relu_relu_becomes_one_vector_store():
-    lowered = tvm.lower(scheduled())["mm_relu"]
-    assert ("C_1[i * 128 + j_0 * 4:i * 128 + j_0 * 4 + 4] = "
-            "T.max(Y[T.Ramp(0, 1, 4)], T.Broadcast(T.float32(0.0), 4))") in lowered.script()
+    last = tvm.lower(scheduled())["mm_relu"].script().splitlines()[-1].strip()
+    # Y's name depends on where the allocation planning puts it (Y or Y_1)
+    assert last.startswith("C_1[i * 128 + j_0 * 4:i * 128 + j_0 * 4 + 4] = T.max(Y")
+    assert last.endswith("[T.Ramp(0, 1, 4)], T.Broadcast(T.float32(0.0), 4))")
 
 
 # -- random vectorized element-wise kernels through lnumpy and numba ------------------------
