@@ -31,6 +31,8 @@ from mlckit.tir import expr as E
 from mlckit.tir import traversal
 from mlckit.tir.expr import IntImm, PrimExpr, Range, Var
 
+from .vector import simplify_vector
+
 INF = math.inf
 
 
@@ -279,6 +281,8 @@ class Analyzer:
         expr = E.convert(expr)
         if not isinstance(expr, PrimExpr):
             return expr
+        if dt.lanes(expr.dtype) != 1:  # Ramp, Broadcast and their arithmetic: arith.vector
+            return simplify_vector(self, expr)
         if isinstance(expr, (E.LT, E.LE, E.GT, E.GE, E.EQ, E.NE)):
             return self._simplify_cmp(expr)
         if isinstance(expr, (E.And, E.Or)):

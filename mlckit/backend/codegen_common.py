@@ -51,9 +51,12 @@ class Flavour:
     # parameter buffers of constant shape are indexed through flat views outside vector
     # lanes (C_flat[i * 512 + j]), so that LLVM sees constant strides: codegen_flat
     flat_params: bool = False
+    # vector TIR (T.Ramp / T.Broadcast after VectorizeLoop) as whole NumPy arrays and slices;
+    # otherwise lane by lane (codegen_vector)
+    numpy_vectors: bool = False
 
 
-LNUMPY = Flavour("lnumpy")
+LNUMPY = Flavour("lnumpy", numpy_vectors=True)
 NUMBA = Flavour("numba", typed_float_consts=True, prange=True, unroll_limit=64,
                 hoist_alloc=True, njit_helpers=True, scalarize_limit=64, vector_lanes=64,
                 promote_invariant=True, flat_params=True)

@@ -86,7 +86,7 @@ class ExprWriter:
         return None
 
     # -- expressions -------------------------------------------------------------------------
-    def buffer_access(self, buf: Buffer, indices) -> str:
+    def buffer_access(self, buf: Buffer, indices, store: bool = False) -> str:
         if id(buf) in self.scalars:
             return self.scalar_access(buf, indices)
         flat = self.flat_access(buf, indices)
@@ -95,7 +95,7 @@ class ExprWriter:
         name = self.name_of(buf)
         if not indices:
             return f"{name}[()]"
-        return f"{name}[{', '.join(self.expr(i, 0) for i in indices)}]"
+        return f"{name}[{', '.join(self.vector_index(i, store) for i in indices)}]"
 
     def expr_text(self, e: PrimExpr, store: bool = False) -> str:
         return self.expr(e, 0, weak="store" if store else None)
@@ -116,6 +116,10 @@ class ExprWriter:
         return f"{np_scalar(dtype)}({lit})", P_ATOM
 
     def expr_prec(self, e, weak=None) -> tuple[str, int]:  # noqa: C901 - one dispatch
+        if dt.lanes(e.dtype) > 1:  # a vector (Ramp, Broadcast, float32x4): codegen_vector
+            text = self.vector_prec(e, weak)
+            if text is not None:
+                return text
         if isinstance(e, IntImm):
             if e.dtype == "bool":
                 return ("True" if e.value else "False"), P_ATOM

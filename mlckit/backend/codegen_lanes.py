@@ -48,6 +48,7 @@ from mlckit.tir.stmt import BlockRealize, BufferStore, For, SeqStmt
 
 from .codegen_common import P_ADD, P_ATOM
 from .codegen_promote import scalar_hint
+from .codegen_vector import VectorExprs
 
 __all__ = ["VectorLanes", "lanes_independent"]
 
@@ -81,7 +82,7 @@ class _Lane:
         return Add(base, lo) if self.lo else base
 
 
-class VectorLanes:
+class VectorLanes(VectorExprs):
     """Mixin of the generator: ``T.vectorized`` loops as lanes (see the module docstring)."""
 
     lane: _Lane | None = None

@@ -100,6 +100,8 @@ class StmtWriter:
             self.stmt(x)
 
     def stmt_BufferStore(self, s: BufferStore):
+        if self.vector_store(s):  # T.Ramp / T.Broadcast: codegen_vector
+            return
         if self.lane is not None:
             self.lane_store(s)
             return
@@ -121,6 +123,8 @@ class StmtWriter:
         self.emit(self.expr_text(v), s)
 
     def stmt_LetStmt(self, s: LetStmt):
+        if self.vector_let(s):  # a float32x4 value: codegen_vector
+            return
         value = self.expr_text(s.value)
         self.push_scope()
         # a Python int literal is an int64 to Numba, as a loop variable (an unrolled copy's

@@ -25,9 +25,11 @@ import inspect
 from typing import Any
 
 from mlckit.error import TVMTypeError
+from mlckit.ir.op import register_op as _register_op
 from mlckit.script.ir_builder.base import IRBuilder
 from mlckit.script.ir_builder.tir import *  # noqa: F403 - the TIR IRBuilder API (T.block, T.grid ...)
 from mlckit.script.ir_builder.tir import frames as _frames
+from mlckit.script.ir_builder.tir.scalar import _scalar as _scalar_type
 from mlckit.tir import expr as _E
 from mlckit.tir.expr import (  # noqa: F401
     BufferLoad,
@@ -39,6 +41,9 @@ from mlckit.tir.expr import (  # noqa: F401
     SizeVar,
     StringImm,
 )
+from mlckit.tir.expr_vector import Broadcast as _Broadcast
+from mlckit.tir.expr_vector import Ramp as _Ramp
+from mlckit.tir.expr_vector import vscale  # noqa: F401 - T.vscale()
 
 from . import parser as _parser  # noqa: F401 - registers the TIR handlers
 
@@ -151,6 +156,34 @@ def Select(condition, true_value, false_value, span=None):  # noqa: N802 - TVM's
     f = _E.convert(false_value, getattr(t, "dtype", None))
     t = _E.convert(t, getattr(f, "dtype", None))
     return _E.Select(_E.convert(condition), t, f)
+
+
+def Ramp(base, stride, lanes, span=None):  # noqa: N802 - TVM's name
+    """The vector ``base, base + stride, …`` of ``lanes`` lanes: ``A[T.Ramp(i * 4, 1, 4)]``."""
+    return _Ramp(base, stride, lanes)
+
+
+def Broadcast(value, lanes, span=None):  # noqa: N802 - TVM's name
+    """``value`` in each of ``lanes`` lanes: ``T.Broadcast(T.float32(0), 4)``."""
+    return _Broadcast(value, lanes)
+
+
+def reinterpret(dtype: str, value, span=None):
+    """The bits of ``value`` read as ``dtype`` (``T.reinterpret("float32", x_int32)``), TVM's
+    ``tir.reinterpret`` intrinsic; no mlckit backend runs it yet."""
+    return _E.Call(dtype, _register_op("tir.reinterpret"), [_E.convert(value)])
+
+
+def _vector_types() -> dict:
+    """``T.float32x4`` … : the vector dtypes, each like ``T.float32`` (``T.float32x4()`` is a
+    new variable, ``T.float32x4(x)`` a conversion)."""
+    return {f"{base}x{n}": _scalar_type(f"{base}x{n}")
+            for base in ("int8", "int16", "int32", "int64", "uint8", "uint16", "uint32",
+                         "uint64", "float16", "float32", "float64", "bool")
+            for n in (2, 3, 4, 8, 16, 32, 64)}
+
+
+globals().update(_vector_types())
 
 
 def Var(name: str, dtype: str = "int32"):  # noqa: N802 - TVM's tir.Var

@@ -44,6 +44,7 @@ from .expr import (
     const,
     convert,
 )
+from .expr_vector import Broadcast, Ramp, vscale
 from .function import PrimFunc
 from .functor import PyStmtExprMutator, PyStmtExprVisitor
 from .op import *  # noqa: F403 - the intrinsics: exp, log, sqrt, ...

@@ -160,7 +160,7 @@ def _simplified_extent(start, stop):
 def _index_dtype(indices) -> str | None:
     for i in indices:
         if isinstance(i, PrimExpr):
-            return i.dtype
+            return dt.element_of(i.dtype)  # an int32x4 ramp: the other indices are int32
     return None
 
 

@@ -309,7 +309,11 @@ class CmpExpr(BinaryOpExpr):
 
     @property
     def dtype(self) -> str:
-        return "bool"
+        a = self.a  # an arithmetic node has its first operand's dtype: walk down without calls
+        while isinstance(a, BinaryOpExpr) and not isinstance(a, CmpExpr):
+            a = a.a
+        dtype = a.dtype
+        return "bool" if dtype in dt.DTYPES else dt.with_lanes("bool", dt.lanes(dtype))
 
     __hash__ = PrimExpr.__hash__
 
@@ -342,7 +346,7 @@ class Not(PrimExpr):
 
     @property
     def dtype(self) -> str:
-        return "bool"
+        return self.a.dtype
 
     __hash__ = PrimExpr.__hash__
 
@@ -449,10 +453,18 @@ class BufferLoad(PrimExpr):
 
     def __post_init__(self):
         self.indices = list(self.indices)
+        # a ramp index (A[T.Ramp(0, 1, 4)]) loads as many lanes as it has, as TVM; counted
+        # once here: dtype is read often, and an index's dtype walks down its expression
+        n = 1
+        for index in self.indices:
+            n *= dt.lanes(index.dtype) if isinstance(index, PrimExpr) else 1
+        self._index_lanes = n
 
     @property
     def dtype(self) -> str:
-        return self.buffer.dtype
+        if self._index_lanes == 1:
+            return self.buffer.dtype
+        return dt.with_lanes(self.buffer.dtype, self._index_lanes)
 
     __hash__ = PrimExpr.__hash__
 

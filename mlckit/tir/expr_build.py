@@ -118,6 +118,10 @@ def convert(value, dtype: str | None = None) -> Any:
     if isinstance(value, IterVar):  # stands for its variable, as in TVM
         return value.var
     if isinstance(value, (bool, int, float)):
+        if dtype is not None and dt.lanes(dtype) != 1:  # beside a vector: in every lane
+            from .expr_vector import Broadcast  # the vector nodes need this module's classes
+
+            return Broadcast(convert(value, dt.element_of(dtype)), dt.lanes(dtype))
         if dtype is not None and not isinstance(value, bool):
             if isinstance(value, float) and not dt.is_float(dtype):
                 return const(value)
@@ -173,7 +177,10 @@ def _match(a, b) -> tuple[PrimExpr, PrimExpr]:
         raise TVMTypeError(f"cannot combine {type(a).__name__} and {type(b).__name__} in a TIR expression")
     if a.dtype == b.dtype:
         return a, b
+    a, b = _match_lanes(a, b)
     ta, tb = a.dtype, b.dtype
+    if ta == tb:
+        return a, b
     if dt.is_float(ta) and not dt.is_float(tb):
         return a, cast(b, ta)
     if dt.is_float(tb) and not dt.is_float(ta):
@@ -181,6 +188,20 @@ def _match(a, b) -> tuple[PrimExpr, PrimExpr]:
     if dt.bits(ta) >= dt.bits(tb):
         return a, cast(b, ta)
     return cast(a, tb), b
+
+
+def _match_lanes(a, b) -> tuple[PrimExpr, PrimExpr]:
+    """A scalar beside a vector is broadcast to its lanes, as TVM's BinaryOpMatchTypes."""
+    la, lb = dt.lanes(a.dtype), dt.lanes(b.dtype)
+    if la == lb:
+        return a, b
+    from .expr_vector import broadcast_to  # the vector nodes need this module's classes
+
+    if la == 1:
+        return broadcast_to(a, lb), b
+    if lb == 1:
+        return a, broadcast_to(b, la)
+    raise TVMTypeError(f"cannot combine a {a.dtype} and a {b.dtype} vector: the lanes differ")
 
 
 def _is_const(x, value=None) -> bool:
@@ -306,7 +327,7 @@ def max_expr(a, b) -> PrimExpr:
 
 def _as_bool(x) -> PrimExpr:
     x = convert(x)
-    if isinstance(x, PrimExpr) and x.dtype != "bool":
+    if isinstance(x, PrimExpr) and not dt.is_bool(x.dtype):  # bool or boolx4
         raise TVMTypeError(f"a logical operator needs bool operands, got {x.dtype}")
     return x
 
@@ -348,6 +369,17 @@ def cast(value, dtype: str) -> PrimExpr:
     value = convert(value)
     if value.dtype == dtype:
         return value
+    n = dt.lanes(value.dtype)
+    if n != 1 and dt.lanes(dtype) == 1:
+        dtype = dt.with_lanes(dtype, n)  # a vector converts lane by lane, as tvm::cast
+        if value.dtype == dtype:
+            return value
+    from .expr_vector import Broadcast  # the vector nodes need this module's classes
+
+    if n == 1 and dt.lanes(dtype) != 1:  # a scalar into every lane, as tvm::cast
+        return Broadcast(cast(value, dt.element_of(dtype)), dt.lanes(dtype))
+    if isinstance(value, Broadcast):  # cast the one value, as tvm::cast
+        return Broadcast(cast(value.value, dt.element_of(dtype)), value.lanes)
     if _is_const(value):
         v = value.value
         if dt.is_float(dtype):

@@ -10,6 +10,7 @@ from .expr import (
     Call,
     PrimExpr,
     Select,
+    _match,
     cast,
     const,
     convert,
@@ -128,6 +129,8 @@ def if_then_else(cond, t, f, dtype: str | None = None) -> PrimExpr:
     t = convert(t, dtype)
     f = convert(f, getattr(t, "dtype", None))
     t = convert(t, getattr(f, "dtype", None))
+    if isinstance(t, PrimExpr) and isinstance(f, PrimExpr) and t.dtype != f.dtype:
+        t, f = _match(t, f)  # e.g. a float32x4 beside T.Broadcast(0, 4), as TVM matches them
     return call_intrin(t.dtype, "tir.if_then_else", convert(cond), t, f)
 
 

@@ -142,7 +142,7 @@ def test_tir_pipeline_steps_through_the_lowering_passes_of_a_prim_func():
     assert [s.name for s in stepper.steps] == [
         "LowerInitBlock", "PlanAndUpdateBufferAllocationLocation", "ConvertBlocksToOpaque",
         "CompactBufferAllocation", "LowerMatchBuffer", "Simplify",
-        "LowerOpaqueBlock", "FlattenBuffer", "StorageRewrite", "UnrollLoop", "Simplify",
+        "LowerOpaqueBlock", "FlattenBuffer", "VectorizeLoop", "StorageRewrite", "UnrollLoop", "Simplify",
         "RemoveNoOp"]
     init = stepper.steps[0].diff()
     assert "-                with T.init():\n+                if vk == 0:\n" in init
@@ -160,7 +160,7 @@ def test_tir_summary_folds_the_passes_that_changed_nothing():
         folded[3],
         "        (3 unchanged: CompactBufferAllocation, LowerMatchBuffer, Simplify)",
         folded[5], folded[6],
-        "        (4 unchanged: StorageRewrite, UnrollLoop, Simplify, RemoveNoOp)"]
+        "        (5 unchanged: VectorizeLoop, StorageRewrite, UnrollLoop, Simplify, RemoveNoOp)"]
     assert "LowerInitBlock" in folded[1] and "FlattenBuffer" in folded[6]
 
 
@@ -176,7 +176,8 @@ def test_tir_stepper_folds_unchanged_passes_by_default_the_relax_one_does_not(ml
 
     tir_stepper = PassStepper(mm_relu, pipeline="tir")
     assert tir_stepper.fold and repr(tir_stepper) == tir_stepper.summary(fold=True)
-    assert "(4 unchanged: StorageRewrite, UnrollLoop, Simplify, RemoveNoOp)" in repr(tir_stepper)
+    assert "(5 unchanged: VectorizeLoop, StorageRewrite, UnrollLoop, Simplify, RemoveNoOp)" in repr(
+        tir_stepper)
     relax_stepper = PassStepper(mlp)
     assert not relax_stepper.fold and repr(relax_stepper) == relax_stepper.summary()
 

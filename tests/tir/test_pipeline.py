@@ -15,7 +15,8 @@ def test_default_pipeline_runs_the_implemented_passes_in_tvm_order():
     assert names == [n for n in TVM_ORDER if hasattr(tvm.tir.transform, n)]
     assert names == ["LowerInitBlock", "PlanAndUpdateBufferAllocationLocation",
                      "ConvertBlocksToOpaque", "CompactBufferAllocation",
-                     "LowerMatchBuffer", "Simplify", "LowerOpaqueBlock", "FlattenBuffer", "StorageRewrite", "UnrollLoop",
+                     "LowerMatchBuffer", "Simplify", "LowerOpaqueBlock", "FlattenBuffer", "VectorizeLoop",
+                     "StorageRewrite", "UnrollLoop",
                      "Simplify", "RemoveNoOp"]
 
 

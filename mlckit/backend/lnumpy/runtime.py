@@ -72,7 +72,8 @@ class CheckedArray:
         shape = self.shape
         if len(idx) == len(shape):
             for k, n in zip(idx, shape):
-                if not (isinstance(k, (int, np.integer)) and 0 <= k < n):
+                if not (isinstance(k, (int, np.integer)) and 0 <= k < n
+                        or _lanes_in_range(k, n)):
                     break
             else:
                 return
@@ -89,6 +90,10 @@ class CheckedArray:
     def _region(self, key):
         """A checked view of a region (a T.match_buffer of a tile): indices and bounds in
         range, else an out-of-bounds error naming the buffer."""
+        if any(isinstance(k, slice) and k.step is not None for k in key):
+            # not a region: the lanes of a vector load, which give their step (A[i, 0:4:1])
+            self._check(key, False)
+            return self.array[key]
         for k, n in zip(key, self.shape):
             if isinstance(k, slice):
                 ok = 0 <= k.start <= k.stop <= n
@@ -110,6 +115,18 @@ class CheckedArray:
 
     def __repr__(self):
         return f"CheckedArray({self.name}, shape={self.shape}, dtype={self.dtype})"
+
+
+def _lanes_in_range(k, n: int) -> bool:
+    """The lanes of a vector access (a slice with a positive step, or an integer array of
+    indices) all in ``[0, n)``."""
+    if isinstance(k, slice):
+        lanes = range(k.start, k.stop, k.step or 1)
+        return (isinstance(k.start, (int, np.integer)) and (k.step or 1) > 0 and len(lanes) > 0
+                and k.start >= 0 and lanes[-1] < n)
+    if isinstance(k, np.ndarray) and k.dtype.kind in "iu":
+        return k.size > 0 and int(k.min()) >= 0 and int(k.max()) < n
+    return False
 
 
 def _raise_oob(arr: CheckedArray, idx: tuple, write: bool):

@@ -11,6 +11,7 @@ from mlckit.ir.module import GlobalVar
 from mlckit.ir.op import Op
 from mlckit.tir import dtype as dt
 from mlckit.tir import expr as E
+from mlckit.tir.expr_vector import Broadcast, Ramp
 
 from . import doc as D
 from .core import IRDocsifier, register
@@ -183,3 +184,25 @@ def _buffer_load(node: E.BufferLoad, d: IRDocsifier) -> D.Doc:
     return d.expr(node.buffer)[[d.expr(i) for i in node.indices]]
 
 
+
+
+# -- vectors --------------------------------------------------------------------------------
+@register(Ramp)
+def _ramp(node: Ramp, d: IRDocsifier) -> D.Doc:
+    return d.TIR("Ramp").call(d.expr(node.base), d.expr(node.stride), D.LiteralDoc(node.lanes))
+
+
+@register(Broadcast)
+def _broadcast(node: Broadcast, d: IRDocsifier) -> D.Doc:
+    return d.TIR("Broadcast").call(d.expr(node.value), D.LiteralDoc(node.lanes))
+
+
+def store_index_doc(index, d: IRDocsifier) -> D.Doc:
+    """An index of a store: a ramp of constant stride prints as a slice (``A[0:4] = …``,
+    ``A[0:8:2] = …``), as TVM prints it; loads keep ``A[T.Ramp(0, 1, 4)]`` (a slice there
+    would be a region)."""
+    if isinstance(index, Ramp) and isinstance(index.stride, E.IntImm):
+        stop = E.add(index.base, E.mul(E.IntImm(index.stride.dtype, index.lanes), index.stride))
+        step = None if index.stride.value == 1 else d.expr(index.stride)
+        return D.SliceDoc(d.expr(index.base), d.expr(stop), step)
+    return d.expr(index)

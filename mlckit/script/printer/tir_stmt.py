@@ -12,6 +12,7 @@ from mlckit.tir import stmt as S
 from . import doc as D
 from .core import Frame, IRDocsifier, register, tag_source
 from .tir_buffer import DATA, NONE, buffer_decl
+from .tir_expr import store_index_doc
 from .tir_utils import (
     add,
     allow_concise_scoping,
@@ -31,7 +32,7 @@ from .tir_utils import (
 def _buffer_store(node: S.BufferStore, d: IRDocsifier) -> D.Doc:
     buf = d.expr(node.buffer)
     value = d.expr(node.value)
-    return D.AssignDoc(buf[[d.expr(i) for i in node.indices]], value)
+    return D.AssignDoc(buf[[store_index_doc(i, d) for i in node.indices]], value)
 
 
 @register(S.Evaluate)

@@ -4,8 +4,8 @@ Each ``Name()`` returns a pass over every PrimFunc of an IRModule (``pass(mod) -
 in TVM; the function ``name(func)`` beside it rewrites one PrimFunc.  In TVM's pipeline order
 (:mod:`mlckit.tir.pipeline`): LowerInitBlock, PlanAndUpdateBufferAllocationLocation,
 ConvertBlocksToOpaque, CompactBufferAllocation,
-LowerMatchBuffer, Simplify, LowerOpaqueBlock, FlattenBuffer, StorageRewrite, UnrollLoop,
-Simplify, RemoveNoOp.
+LowerMatchBuffer, Simplify, LowerOpaqueBlock, FlattenBuffer, VectorizeLoop, StorageRewrite,
+UnrollLoop, Simplify, RemoveNoOp.
 
 Example::
 
@@ -31,6 +31,7 @@ from .scalarize_local_buffers import ScalarizeLocalBuffers, scalarize_local_buff
 from .simplify import Simplify, StmtSimplify, simplify
 from .storage_rewrite import StorageRewrite, storage_rewrite
 from .unroll_loop import UnrollLoop, unroll_loop
+from .vectorize_loop import VectorizeLoop, vectorize_loop
 
 __all__ = [
     "CompactBufferAllocation",
@@ -57,6 +58,8 @@ __all__ = [
     "simplify",
     "storage_rewrite",
     "unroll_loop",
+    "VectorizeLoop",
+    "vectorize_loop",
     "PromoteInvariantElements",
     "promote_invariant_elements",
     "ScalarizeLocalBuffers",

@@ -48,6 +48,7 @@ from mlckit.ir.transform import FunctionPass
 from mlckit.tir import expr as E
 from mlckit.tir import stmt as S
 from mlckit.tir.buffer import Buffer, decl_buffer
+from mlckit.tir.expr_vector import lanes_of
 from mlckit.tir.function import PrimFunc
 from mlckit.tir.functor import PyStmtExprMutator
 from mlckit.tir.stmt_functor import ir_transform, post_order_visit, substitute, uses_var
@@ -133,8 +134,9 @@ def invariant_elements(loop: S.For, outer=()) -> list[Promotion]:
     for group in groups.values():
         buf = group[0].buffer
         if (any(a.buffer is not buf for a in group) or id(buf.data) in allocated
-                or is_register(buf)):
-            continue
+                or is_register(buf)
+                or any(lanes_of(i) > 1 for a in group for i in a.indices)):
+            continue  # (a vector access, T.Ramp: a row of elements, not one)
         classes: list = []  # [indices, [accesses]] of each invariant element
         for acc in group:
             if not invariant(acc.indices):

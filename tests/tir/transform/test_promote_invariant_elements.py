@@ -14,6 +14,7 @@ from mlckit.backend import lnumpy, numba_cpu
 from mlckit.backend.codegen import LNUMPY, NUMBA, generate
 from mlckit.ir import IRModule, assert_structural_equal
 from mlckit.script import from_source
+from mlckit.script import tir as T
 from mlckit.tir.stmt import BlockRealize, For
 from mlckit.tir.transform import PromoteInvariantElements
 from mlckit.tir.transform.promote_invariant_elements import (
@@ -376,3 +377,23 @@ def test_a_read_only_element_is_loaded_once_before_the_loop_in_tir():
     a = np.arange(4, dtype="float32")
     _, out = _agree(before, a, np.zeros((4, 8), "float32"))
     np.testing.assert_array_equal(out, np.repeat(a[:, None] * 2, 8, axis=1))
+
+
+@T.prim_func
+def vector_rows(A: T.Buffer((16,), "float32"), B: T.Buffer((128,), "float32"),
+                C: T.Buffer((128,), "float32")):
+    T.func_attr({"tir.noalias": True})
+    for i, k in T.grid(4, 4):
+        # C's row and B's row are vectors (T.Ramp): 32 elements each, not one
+        C[i * 32:i * 32 + 32] = (C[T.Ramp(i * 32, 1, 32)]
+                                 + T.Broadcast(A[i * 4 + k], 32) * B[T.Ramp(k * 32, 1, 32)])
+
+
+def test_a_vector_access_is_a_row_of_elements_and_is_not_held_in_one():
+    after = PromoteInvariantElements()(IRModule({"main": vector_rows}))
+    assert_structural_equal(after["main"], vector_rows)
+    rng = np.random.default_rng(0)
+    a, b = rng.random(16, dtype="float32"), rng.random(128, dtype="float32")
+    c = np.zeros(128, "float32")
+    numba_cpu.build(vector_rows, cache=False)(a, b, c)
+    np.testing.assert_allclose(c.reshape(4, 32), a.reshape(4, 4) @ b.reshape(4, 32), rtol=1e-5)

@@ -6,12 +6,14 @@ from __future__ import annotations
 
 from typing import Any
 
+from mlckit.arith.analyzer import Analyzer
 from mlckit.error import TVMIndexError, TVMTypeError, TVMValueError
 from mlckit.tir import dtype as dt
 from mlckit.tir import expr as E
 from mlckit.tir import stmt as S
 from mlckit.tir.buffer import Buffer
 from mlckit.tir.expr import IterVar, IterVarType, PrimExpr, Range, Var, convert
+from mlckit.tir.expr_vector import Ramp
 
 from ..base import IRBuilder, IRBuilderError
 from .frames import (
@@ -147,21 +149,43 @@ def buffer_store(buffer: Buffer, value, indices, predicate=None) -> None:
     if not isinstance(indices, (list, tuple)):
         indices = [indices]
     indices = list(indices)
-    if any(isinstance(i, slice) for i in indices):
-        raise TVMValueError("storing to a slice (a vector store) is not supported by mlckit")
+    indices = [_slice_as_ramp(buffer, i) if isinstance(i, slice) else i for i in indices]
     if len(indices) != len(buffer.shape):
         raise TVMIndexError(f"buffer {buffer.name!r} has {len(buffer.shape)} dimension(s) but is "
                          f"indexed with {len(indices)} index(es)")
-    index_dtype = next((i.dtype for i in indices if isinstance(i, PrimExpr)), None)
+    index_dtype = next((dt.element_of(i.dtype) for i in indices if isinstance(i, PrimExpr)),
+                       None)
     indices = [convert(i, index_dtype) for i in indices]
     if isinstance(value, bool) and buffer.dtype == "bool":
         value = E.IntImm("bool", value)
     value = convert(value, buffer.dtype)
     if not isinstance(value, PrimExpr):
         raise TVMTypeError(f"cannot store a {type(value).__name__} into buffer {buffer.name!r}")
-    if value.dtype != buffer.dtype:
-        value = E.cast(value, buffer.dtype)
+    if dt.element_of(value.dtype) != dt.element_of(buffer.dtype):
+        value = E.cast(value, dt.with_lanes(buffer.dtype, dt.lanes(value.dtype)))
+    index_lanes = 1
+    for i in indices:
+        index_lanes *= dt.lanes(i.dtype)
+    if dt.lanes(value.dtype) != index_lanes * dt.lanes(buffer.dtype):
+        raise TVMValueError(
+            f"storing a {value.dtype} value into buffer {buffer.name!r} at indices of "
+            f"{index_lanes} lane(s): the lanes must match (use T.Broadcast(value, lanes) for "
+            "one value in every lane)")
     add_to_parent(S.BufferStore(buffer, value, indices, span=current_span()))
+
+
+def _slice_as_ramp(buffer: Buffer, index: slice) -> PrimExpr:
+    """``A[b:e:s] = v`` stores the lanes ``T.Ramp(b, s, (e - b) // s)``, as TVM parses it."""
+    start = convert(0 if index.start is None else index.start)
+    step = convert(1 if index.step is None else index.step, start.dtype)
+    if index.stop is None:
+        raise TVMValueError(f"storing to {buffer.name}[{index.start}:]: a vector store needs "
+                            "the slice's end")
+    lanes = Analyzer().simplify(E.floordiv(E.sub(index.stop, start), step))
+    if not isinstance(lanes, E.IntImm) or lanes.value < 1:
+        raise TVMValueError(f"storing to a slice of buffer {buffer.name!r}: its length "
+                            f"({lanes}) must be a positive constant, the lanes of a vector store")
+    return Ramp(start, step, lanes.value)
 
 
 def evaluate(value) -> None:
