@@ -213,7 +213,7 @@ CASES = [
         """), ["only buffers can be assigned with [...]"]),
     ("store_into_a_strided_slice", body("""
         B[0:4:2] = T.float32(0)  # <-
-        """), ["storing to a slice"]),
+        """), ["at indices of 2 lane(s): the lanes must match", "T.Broadcast"]),
     ("reads_given_twice", body("""
         for i in range(4):
             with T.block("C"):

@@ -110,7 +110,7 @@ def test_the_picture_of_a_folding_stepper_folds_each_run_of_unchanged_passes():
     view = PassStepper(mm_relu, pipeline="tir").view()
     picture = view.picture()
     assert "(3 unchanged: CompactBufferAllocation, LowerMatchBuffer, Simplify)" in picture
-    assert "(4 unchanged: StorageRewrite, UnrollLoop, Simplify, RemoveNoOp)" in picture
+    assert "(5 unchanged: VectorizeLoop, StorageRewrite, UnrollLoop, Simplify, RemoveNoOp)" in picture
     assert "(1 unchanged: PlanAndUpdateBufferAllocationLocation)" in picture
     assert picture.count("<tr") == len(view.stepper.changed_steps) + 3  # one row per folded run
     view.only_changed.value = False
