@@ -29,12 +29,11 @@ Example::
 
 from __future__ import annotations
 
+from mlckit.ir.structural import structural_equal
 from mlckit.tir import dtype as dt
 from mlckit.tir import expr as E
 from mlckit.tir.expr_vector import Broadcast, Ramp, lanes_of
 from mlckit.tir.stmt import BufferStore, LetStmt
-
-from mlckit.ir.structural import structural_equal
 from mlckit.tir.stmt_functor import post_order_visit
 
 from .codegen_common import P_ADD, P_ATOM, P_COND, CodegenError, np_scalar
