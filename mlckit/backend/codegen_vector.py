@@ -124,7 +124,17 @@ class VectorExprs:
         return True
 
     def store_lanes(self, s: BufferStore, name: str, ks: list, lane_vars: dict):
-        """Every lane ``k`` in ``ks`` computed into a temporary, then every one stored."""
+        """Every lane ``k`` in ``ks`` computed into a temporary, then every one stored; a
+        value that reads no memory (``T.Broadcast(T.float32(0), 32)``) stored directly."""
+        loads = []
+        post_order_visit(s.value, lambda e: loads.append(e) if isinstance(e, E.BufferLoad)
+                         else None)
+        if not loads:
+            for k in ks:
+                indices = [lane_of(i, k, lane_vars) for i in s.indices]
+                text = self.expr_text(lane_of(s.value, k, lane_vars), store=True)
+                self.emit(f"{self.buffer_access(s.buffer, indices)} = {text}", s)
+            return
         temps = []
         for n, k in enumerate(ks):
             temp = E.Var(f"{name}_v{n}", dt.element_of(s.value.dtype))

@@ -123,3 +123,21 @@ def test_the_lowered_row_sum_computes_numpys_sums(lowered):
     s = np.zeros(16, "float32")
     numba_cpu.build(from_source(ROW_SUM))(a, s)
     np.testing.assert_allclose(s, a.sum(axis=1), rtol=1e-5)
+
+
+def test_a_vectorized_float16_kernel_stores_float16_lanes(lowered):
+    # legalize_half after VectorizeLoop: float16x8 loads and stores become uint16 lanes
+    scale = from_source(textwrap.dedent('''
+        @T.prim_func
+        def scale(A: T.Buffer((64,), "float16"), B: T.Buffer((64,), "float16")):
+            T.func_attr({"global_symbol": "scale", "tir.noalias": True})
+            for i0 in range(8):
+                for i1 in T.vectorized(8):
+                    with T.block("B"):
+                        vi = T.axis.spatial(64, i0 * 8 + i1)
+                        B[vi] = A[vi] * T.float16(0.5) + T.float16(1)
+    '''))
+    a = np.random.default_rng(2).uniform(-4, 4, 64).astype("float16")
+    b = np.zeros(64, "float16")
+    numba_cpu.build(scale)(a, b)
+    np.testing.assert_array_equal(b, a * np.float16(0.5) + np.float16(1))
