@@ -151,8 +151,11 @@ def to_source(func: PrimFunc, name: str | None = None, fastmath: bool = False,
 #: Whether ``build`` compiles the lowered TIR: the passes below, then TVM's default TIR
 #: pipeline (``tir.get_tir_pipeline``: blocks and ``T.init`` gone, buffers flat, vectorized
 #: loops as ``T.Ramp``/``T.Broadcast``, loops unrolled), so that the generator only prints.
-#: Off by default: with it on, the tiled+vectorized matmul ran ~15 % slower and the
-#: parallel matmul took twice as long to compile (see the branch i24-lowered's report);
+#: Off by default until the rest holds: the schedules benchmark holds with it on (every row
+#: within noise, cache_write local faster), but VectorizeLoop refuses a ``T.vectorized``
+#: loop of symbolic extent (as TVM does) that the printer runs today, a ``match_buffer``'s
+#: ``access_ptr`` in a block keeps the block iterator through the pipeline, and the
+#: parallel matmul takes twice as long to compile.
 #: ``MLCKIT_NUMBA_LOWERED=1`` (or ``numba_cpu.LOWERED = True``) switches it on.
 LOWERED = os.environ.get("MLCKIT_NUMBA_LOWERED", "") == "1"
 
