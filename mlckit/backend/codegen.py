@@ -68,7 +68,7 @@ from .codegen_common import (  # noqa: F401 - re-exported
 )
 from .codegen_expr import ExprWriter
 from .codegen_extern import ExternCalls
-from .codegen_flat import FlatParams
+from .codegen_flat import FlatParams, ParamViews
 from .codegen_lanes import VectorLanes
 from .codegen_local import LocalScalars, _NotScalar
 from .codegen_stmt import OpenLoop, StmtWriter
@@ -131,7 +131,8 @@ class _Line:
 
 
 
-class _Generator(StmtWriter, ExprWriter, LocalScalars, VectorLanes, FlatParams, ExternCalls):
+class _Generator(StmtWriter, ExprWriter, LocalScalars, VectorLanes, FlatParams, ParamViews,
+                 ExternCalls):
     def __init__(self, func: PrimFunc, name: str, flavour: Flavour, not_scalar: frozenset = frozenset()):
         self.func = func
         # a PrimFunc named like a builtin the generated code calls (Relax names the PrimFunc
@@ -162,6 +163,9 @@ class _Generator(StmtWriter, ExprWriter, LocalScalars, VectorLanes, FlatParams, 
         self.flat: dict = {}  # constant-shape parameters read through flat views
         self.iter_bindings: dict = {}  # id(block iter var) -> its value in loop variables
         self.flat_pre: list = []
+        self.lane_ranges: list = []  # (Var, extent) of the loops over a vector's chunks
+        self.in_lanes = False  # writing a vector store's lanes (codegen_vector)
+        self.lazy_views: dict = {}  # id(view) -> (its place, its line) until first used
         self.externs: dict = {}  # extern function name -> (return dtype, argument dtypes)
         self.extern_names: dict = {}  # extern function name -> its Python name in the code
         self.data_owner: dict = {}  # id(buffer data Var) -> the buffer owning that memory
@@ -195,6 +199,9 @@ class _Generator(StmtWriter, ExprWriter, LocalScalars, VectorLanes, FlatParams, 
     def name_of(self, obj) -> str:
         if id(obj) in self.scalars:  # used other than by an element access
             raise _NotScalar(id(obj))
+        if id(obj) in self.lazy_views:
+            slot, line = self.lazy_views.pop(id(obj))
+            slot.append(line)
         try:
             return self.names[id(obj)]
         except KeyError:

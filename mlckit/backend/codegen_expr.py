@@ -89,7 +89,7 @@ class ExprWriter:
     def buffer_access(self, buf: Buffer, indices, store: bool = False) -> str:
         if id(buf) in self.scalars:
             return self.scalar_access(buf, indices)
-        flat = self.flat_access(buf, indices)
+        flat = self.param_view_access(buf, indices) or self.flat_access(buf, indices)
         if flat is not None:
             return flat
         name = self.name_of(buf)

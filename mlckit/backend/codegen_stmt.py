@@ -320,7 +320,14 @@ class StmtWriter:
         extents = self.alloc_extents.get(id(buf.data))
         if extents is not None and size is not None and size != _const_size(extents):
             data = f"{data}[0:{size}]"  # a smaller buffer sharing memory (StorageRewrite)
-        self.emit(f"{name} = {data}.reshape(({shape}))", s)
+        if self.flavour.flat_params:  # written where first used (lanes index the array)
+            slot: list = []
+            self.emit("", s, into=slot)
+            slot[-1].text = f"{name} = {data}.reshape(({shape}))"
+            self.lazy_views[id(buf)] = (slot, slot.pop())
+            self.out.append(slot)
+        else:
+            self.emit(f"{name} = {data}.reshape(({shape}))", s)
         self.stmt(s.body)
 
     def alloc(self, buf: Buffer, stmt: Stmt):

@@ -29,12 +29,18 @@ Example::
 
 from __future__ import annotations
 
+from mlckit.ir.structural import structural_equal
 from mlckit.tir import dtype as dt
 from mlckit.tir import expr as E
 from mlckit.tir.expr_vector import Broadcast, Ramp, lanes_of
 from mlckit.tir.stmt import BufferStore, LetStmt
+from mlckit.tir.stmt_functor import post_order_visit
 
 from .codegen_common import P_ADD, P_ATOM, P_COND, CodegenError, np_scalar
+
+#: bytes of one chunk of a vector store's lanes: a zmm register (16 float32 lanes), as
+#: ``codegen_lanes.CHUNK_BYTES``
+CHUNK_BYTES = 64
 
 __all__ = ["VectorExprs", "lane_of"]
 
@@ -45,9 +51,11 @@ def lane_of(e, k: int, lane_vars: dict):
     if not isinstance(e, E.PrimExpr) or lanes_of(e) == 1:
         return e
     if isinstance(e, Ramp):
-        return E.add(e.base, E.mul(e.stride, E.const(k, e.stride.dtype)))
+        if isinstance(k, int):
+            return E.add(e.base, E.mul(e.stride, E.const(k, e.stride.dtype)))
+        return E.add(e.base, E.mul(e.stride, k) if not _is_one(e.stride) else k)
     if isinstance(e, Broadcast):
-        return e.value
+        return lane_vars.get(id(e), e.value)  # held in a scalar (``store_lanes``)
     if isinstance(e, E.Var):
         if id(e) not in lane_vars:
             raise CodegenError(f"the vector variable {e.name_hint!r} is used but never defined")
@@ -68,6 +76,10 @@ def lane_of(e, k: int, lane_vars: dict):
     raise CodegenError(f"a {e.dtype} {type(e).__name__} cannot be written lane by lane")
 
 
+def _is_one(x) -> bool:
+    return isinstance(x, E.IntImm) and x.value == 1
+
+
 def is_vector_store(s: BufferStore) -> bool:
     return lanes_of(s.value) > 1 or any(lanes_of(i) > 1 for i in s.indices)
 
@@ -86,18 +98,102 @@ class VectorExprs:
             return True
         lanes = lanes_of(s.value) if lanes_of(s.value) > 1 else max(lanes_of(i) for i in s.indices)
         lane_vars = self.vector_lane_vars()
-        name = self.name_of(s.buffer)
+        name = s.buffer.name  # a hint: the view itself is declared where it is indexed
+        width = self.store_chunk(s, lanes)
+        self.in_lanes = True
+        lane_vars = self.hold_broadcasts(s, lane_vars)
+        if width:
+            chunk = E.Var(f"{name}_chunk", "int32")
+            self.emit(f"# a vector store of {lanes} lanes as {lanes // width} chunks of {width}: "
+                      "each lane reads only the element it writes", s)
+            self.push_scope()
+            self.emit(f"for {self.bind(chunk, chunk.name_hint, 'int32')} in "
+                      f"range({lanes // width}):", s)
+            self.indent += 1
+            self.lane_ranges.append((chunk, lanes // width))
+            first = E.mul(chunk, E.const(width, "int32"))
+            self.store_lanes(s, name, [E.add(first, E.const(k, "int32")) if k else first
+                                       for k in range(width)], lane_vars)
+            self.lane_ranges.pop()
+            self.indent -= 1
+            self.pop_scope()
+        else:
+            self.emit(f"# a vector store of {lanes} lanes: each computed before any is stored", s)
+            self.store_lanes(s, name, list(range(lanes)), lane_vars)
+        self.in_lanes = False
+        return True
+
+    def store_lanes(self, s: BufferStore, name: str, ks: list, lane_vars: dict):
+        """Every lane ``k`` in ``ks`` computed into a temporary, then every one stored; a
+        value that reads no memory (``T.Broadcast(T.float32(0), 32)``) stored directly."""
+        loads = []
+        post_order_visit(s.value, lambda e: loads.append(e) if isinstance(e, E.BufferLoad)
+                         else None)
+        if not loads:
+            for k in ks:
+                indices = [lane_of(i, k, lane_vars) for i in s.indices]
+                text = self.expr_text(lane_of(s.value, k, lane_vars), store=True)
+                self.emit(f"{self.buffer_access(s.buffer, indices)} = {text}", s)
+            return
         temps = []
-        self.emit(f"# a vector store of {lanes} lanes: each computed before any is stored", s)
-        for k in range(lanes):
-            temp = E.Var(f"{name}_v{k}", dt.element_of(s.value.dtype))
+        for n, k in enumerate(ks):
+            temp = E.Var(f"{name}_v{n}", dt.element_of(s.value.dtype))
             text = self.expr_text(lane_of(s.value, k, lane_vars))
             temps.append(self.bind(temp, temp.name_hint, temp.dtype))
             self.emit(f"{temps[-1]} = {text}", s)
-        for k in range(lanes):
+        for n, k in enumerate(ks):
             indices = [lane_of(i, k, lane_vars) for i in s.indices]
-            self.emit(f"{self.buffer_access(s.buffer, indices)} = {temps[k]}", s)
-        return True
+            self.emit(f"{self.buffer_access(s.buffer, indices)} = {temps[n]}", s)
+
+    def hold_broadcasts(self, s: BufferStore, lane_vars: dict) -> dict:
+        """A broadcast element (``T.Broadcast(A_1[i * 512 + k], 16)``) read once, before the
+        lanes: ``A_1_e = A[i, k]  # the same element in every lane``."""
+        held = []
+
+        def note(e):
+            if isinstance(e, Broadcast) and isinstance(e.value, E.BufferLoad) \
+                    and all(lanes_of(i) == 1 for i in e.value.indices):
+                held.append(e)
+
+        post_order_visit(s.value, note)
+        lane_vars = dict(lane_vars)
+        for b in held:
+            var = E.Var(f"{b.value.buffer.name}_e", b.value.dtype)
+            text = self.expr_text(b.value)
+            lane_vars[id(b)] = var
+            self.emit(f"{self.bind(var, var.name_hint, var.dtype)} = {text}  "
+                      "# the same element in every lane", s)
+        return lane_vars
+
+    def store_chunk(self, s: BufferStore, lanes: int) -> int:
+        """Lanes per chunk when the vector store ``s`` is written as a loop over chunks (0:
+        all lanes at once).  32 straight-line lanes take Numba about three times as long to
+        compile as 2 chunks of 16 in a loop, for the same vector code (``codegen_lanes``).
+        Chunk after chunk gives the vector store's result when each lane reads, of the
+        stored buffer, only the element it writes (other buffers do not overlap it:
+        ``tir.noalias``) and no vector variable is involved."""
+        width = max(CHUNK_BYTES // max(dt.bits(s.buffer.dtype) // 8, 1), 1)
+        if lanes <= width or lanes % width or id(s.buffer) in self.scalars:
+            return 0
+        index = s.indices[-1] if len(s.indices) == 1 else None
+        if not (isinstance(index, Ramp) and isinstance(index.stride, E.IntImm)
+                and index.stride.value != 0):
+            return 0
+        safe = True
+
+        def check(e):
+            nonlocal safe
+            if isinstance(e, E.Var) and lanes_of(e) > 1:
+                safe = False
+            elif isinstance(e, E.BufferLoad) and e.buffer.data is s.buffer.data:
+                safe = safe and e.buffer is s.buffer and len(e.indices) == 1 \
+                    and structural_equal(e.indices[0], index)
+            elif isinstance(e, E.BufferLoad) and any(lanes_of(i) > 1 and not isinstance(i, Ramp)
+                                                      for i in e.indices):
+                safe = False  # a gather: its lanes are not a function of k alone
+
+        post_order_visit(s.value, check)
+        return width if safe else 0
 
     def vector_let(self, s: LetStmt) -> bool:
         """Lanes: a vector LetStmt is one scalar variable per lane; False otherwise."""

@@ -42,10 +42,12 @@ from pathlib import Path
 import numpy as np
 
 from mlckit.error import TVMError, TVMTypeError
+from mlckit.ir.module import IRModule
 from mlckit.tir import dtype as dt
 from mlckit.tir.expr import IntImm
 from mlckit.tir.function import PrimFunc
 from mlckit.tir.op_extern import get_extern
+from mlckit.tir.pipeline import get_tir_pipeline
 from mlckit.tir.stmt import For, ForKind
 from mlckit.tir.transform import compact_buffer_allocation
 from mlckit.tir.transform.promote_invariant_elements import promote_invariant_elements
@@ -57,7 +59,8 @@ from ..extern import collect_externs, resolve_externs
 from ..signature import ArgumentError, Signature, param_names
 from .half import legalize_half
 
-__all__ = ["ArgumentError", "CodegenError", "NumbaCompileError", "NumbaFunction", "build",
+__all__ = ["ArgumentError", "CodegenError", "LOWERED", "NumbaCompileError", "NumbaFunction",
+           "build",
            "llvm_pipeline",
            "cache_dir", "to_source"]
 
@@ -145,22 +148,49 @@ def to_source(func: PrimFunc, name: str | None = None, fastmath: bool = False,
                           externs.notes)
 
 
-def lower(func: PrimFunc) -> PrimFunc:
+#: Whether ``build`` compiles the lowered TIR: the passes below, then TVM's default TIR
+#: pipeline (``tir.get_tir_pipeline``: blocks and ``T.init`` gone, buffers flat, vectorized
+#: loops as ``T.Ramp``/``T.Broadcast``, loops unrolled), so that the generator only prints.
+#: Off by default until the rest holds: the schedules benchmark holds with it on (every row
+#: within noise, cache_write local faster), but VectorizeLoop refuses a ``T.vectorized``
+#: loop of symbolic extent (as TVM does) that the printer runs today, a ``match_buffer``'s
+#: ``access_ptr`` in a block keeps the block iterator through the pipeline, and the
+#: parallel matmul takes twice as long to compile.
+#: ``MLCKIT_NUMBA_LOWERED=1`` (or ``numba_cpu.LOWERED = True``) switches it on.
+LOWERED = os.environ.get("MLCKIT_NUMBA_LOWERED", "") == "1"
+
+
+def lower(func: PrimFunc, lowered: bool | None = None) -> PrimFunc:
     """The TIR passes run before code generation: ``compact_buffer_allocation`` (a
     ``cache_write("local")`` tile shrinks to its region), ``scalarize_local_buffers`` (a small
     "local" buffer indexed by constants becomes one-element buffers: scalars in the source),
     ``promote_invariant_elements`` (a loop-invariant element held in a one-element "local"
-    buffer, printed as a scalar: ``Y_acc``), then ``legalize_half`` (float16 stored as uint16
-    bits and computed in float32: Numba has no float16 on a CPU).
+    buffer, printed as a scalar: ``Y_acc``), with ``lowered`` (default :data:`LOWERED`) TVM's
+    default TIR pipeline, then ``legalize_half`` (float16 stored as uint16 bits and computed
+    in float32: Numba has no float16 on a CPU).
+
+    The promotion runs before the pipeline: on a reduction block it takes the ``T.init()``
+    out of the loop (``Y_acc[0] = 0`` before it), where after ``LowerInitBlock`` an
+    ``if k == 0`` stays in every iteration (layer_norm's rows: 0.52 against 0.28 ms).
 
     Example::
 
         numba_cpu.lower(mm_relu).show()     # Y_acc = T.decl_buffer((1,), scope="local") ...
     """
+    lowered = LOWERED if lowered is None else lowered
     func = scalarize_local_buffers(compact_buffer_allocation(func), NUMBA.scalarize_limit,
                                    NUMBA.unroll_limit)
-    func = promote_invariant_elements(func, skip=_printed_as_is)
+    if lowered:
+        # vectorized and unrolled loops are left to VectorizeLoop and UnrollLoop
+        func = promote_invariant_elements(func, skip=_vectorized_or_unrolled)
+        func = get_tir_pipeline("default")(IRModule({"main": func}))["main"]
+    else:
+        func = promote_invariant_elements(func, skip=_printed_as_is)
     return legalize_half(func)
+
+
+def _vectorized_or_unrolled(loop: For, outer: list) -> bool:
+    return any(x.kind in (ForKind.VECTORIZED, ForKind.UNROLLED) for x in (*outer, loop))
 
 
 def _written_as_lanes(loop: For) -> bool:
@@ -402,7 +432,7 @@ def build(func: PrimFunc, name: str | None = None, fastmath: bool = False,
     externs = tuple((n, id(get_extern(n))) for n in sorted(collect_externs(func)))
     # structural equality ignores names, but the source and the argument checks show them:
     # a function whose parameters are named differently gets its own kernel
-    key = (structural_hash(func), name, param_names(func), fastmath, cache, externs)
+    key = (structural_hash(func), name, param_names(func), fastmath, cache, externs, LOWERED)
     with _LOCK:
         for other, compiled in _CACHE.get(key, ()):
             if other is func or structural_equal(other, func):

@@ -78,17 +78,22 @@ def legalize_half(func: PrimFunc) -> PrimFunc:
     ``func`` itself when it has no float16."""
     if not uses_half(func):
         return func
-    def widen(value):
+    def widen(value, lanes=1):
         """A float32 value rounded to float16 precision: a cast's result."""
-        return Call(COMPUTE, HALF_TO_FLOAT, [Call(STORAGE, FLOAT_TO_HALF, [value])])
+        return Call(dt.with_lanes(COMPUTE, lanes), HALF_TO_FLOAT,
+                    [Call(dt.with_lanes(STORAGE, lanes), FLOAT_TO_HALF, [value])])
+
+    def half(d) -> bool:  # float16 or a vector of float16 (lowered TIR: float16x8)
+        return dt.element_of(d) == HALF
 
     def rewrite(x):
         """The new node for ``x`` if ``x`` is a float16 construct, else None."""
         if isinstance(x, BufferLoad) and x.buffer.dtype == HALF:
             load = BufferLoad(go(x.buffer), go(x.indices))
-            return Call(COMPUTE, HALF_TO_FLOAT, [load])
+            return Call(dt.with_lanes(COMPUTE, dt.lanes(x.dtype)), HALF_TO_FLOAT, [load])
         if isinstance(x, BufferStore) and x.buffer.dtype == HALF:
-            value = Call(STORAGE, FLOAT_TO_HALF, [go(x.value)])
+            stored = go(x.value)
+            value = Call(dt.with_lanes(STORAGE, dt.lanes(stored.dtype)), FLOAT_TO_HALF, [stored])
             return x.replace(buffer=go(x.buffer), value=value, indices=go(x.indices))
         if isinstance(x, Buffer) and x.dtype == HALF:
             return x.replace(dtype=STORAGE, data=go(x.data), shape=go(x.shape))
@@ -97,17 +102,17 @@ def legalize_half(func: PrimFunc) -> PrimFunc:
                              extents=go(x.extents), condition=go(x.condition))
         if isinstance(x, FloatImm) and x.dtype == HALF:
             return FloatImm(COMPUTE, x.value)
-        if isinstance(x, Var) and x.dtype == HALF:
-            return x.replace(dtype=COMPUTE)
+        if isinstance(x, Var) and half(x.dtype):
+            return x.replace(dtype=dt.with_lanes(COMPUTE, dt.lanes(x.dtype)))
         if isinstance(x, Cast):
             value = go(x.value)
-            if x.dtype == HALF:
+            if half(x.dtype):
                 if not dt.is_float(value.dtype):
-                    value = Cast(COMPUTE, value)
-                return widen(value)
+                    value = Cast(dt.with_lanes(COMPUTE, dt.lanes(x.dtype)), value)
+                return widen(value, dt.lanes(x.dtype))
             return x.replace(value=value) if value is not x.value else x
-        if isinstance(x, Call) and x.dtype == HALF:
-            return x.replace(dtype=COMPUTE, args=go(x.args))
+        if isinstance(x, Call) and half(x.dtype):
+            return x.replace(dtype=dt.with_lanes(COMPUTE, dt.lanes(x.dtype)), args=go(x.args))
         return None
 
     go = node_rewriter(rewrite)

@@ -1,0 +1,143 @@
+"""numba_cpu with ``lowered=True`` (``numba_cpu.LOWERED``, off by default): TVM's default TIR
+pipeline runs before the generator, which then prints loops, flat views, ``T.Ramp`` /
+``T.Broadcast`` vectors and unrolled copies as they are; the numbers are NumPy's."""
+
+from __future__ import annotations
+
+import textwrap
+
+import numpy as np
+import pytest
+
+from mlckit.backend import numba_cpu
+from mlckit.backend.codegen import NUMBA, generate
+from mlckit.script import from_source
+from mlckit.tir import stmt as S
+from mlckit.tir.expr_vector import Ramp
+from mlckit.tir.stmt_functor import post_order_visit
+
+from ...kernels import tile_matmul
+
+MATMUL = textwrap.dedent('''
+    @T.prim_func
+    def matmul(A: T.Buffer((64, 64), "float32"), B: T.Buffer((64, 64), "float32"),
+               C: T.Buffer((64, 64), "float32")):
+        T.func_attr({"global_symbol": "matmul", "tir.noalias": True})
+        for i, j, k in T.grid(64, 64, 64):
+            with T.block("C"):
+                vi, vj, vk = T.axis.remap("SSR", [i, j, k])
+                with T.init():
+                    C[vi, vj] = T.float32(0)
+                C[vi, vj] = C[vi, vj] + A[vi, vk] * B[vk, vj]
+''')
+
+ROW_SUM = textwrap.dedent('''
+    @T.prim_func
+    def row_sum(A: T.Buffer((16, 256), "float32"), S: T.Buffer((16,), "float32")):
+        T.func_attr({"global_symbol": "row_sum", "tir.noalias": True})
+        for i, k in T.grid(16, 256):
+            with T.block("S"):
+                vi, vk = T.axis.remap("SR", [i, k])
+                with T.init():
+                    S[vi] = T.float32(0)
+                S[vi] = S[vi] + A[vi, vk]
+''')
+
+
+def _tiled(tj: int, vectorize=True, unroll=True):
+    return tile_matmul(from_source(MATMUL), 8, tj, 4, vectorize=vectorize, unroll=unroll).mod["main"]
+
+
+def _matmul_numbers(func):
+    rng = np.random.default_rng(0)
+    a = rng.uniform(-1, 1, (64, 64)).astype("float32")
+    b = rng.uniform(-1, 1, (64, 64)).astype("float32")
+    c = np.zeros((64, 64), "float32")
+    numba_cpu.build(func)(a, b, c)
+    np.testing.assert_allclose(c, a @ b, rtol=1e-4, atol=1e-4)
+
+
+@pytest.fixture()
+def lowered(monkeypatch):
+    monkeypatch.setattr(numba_cpu, "LOWERED", True)
+
+
+def test_the_lowered_tir_has_no_blocks_and_vectorized_stores_are_ramps():
+    func = numba_cpu.lower(_tiled(32), lowered=True)
+    kinds = []
+    post_order_visit(func.body, lambda n: kinds.append(n))
+    assert not any(isinstance(n, S.Block) for n in kinds)
+    assert any(isinstance(n, S.BufferStore) and isinstance(n.indices[0], Ramp) for n in kinds)
+
+
+@pytest.mark.parametrize("tj", [8, 32])
+def test_the_lowered_tiled_matmul_computes_a_at_b(lowered, tj):
+    _matmul_numbers(_tiled(tj))
+
+
+def test_the_lowered_naive_matmul_computes_a_at_b(lowered):
+    _matmul_numbers(from_source(MATMUL))
+
+
+def test_lanes_index_a_parameter_in_its_own_shape_and_one_element_is_read_once():
+    src = generate(numba_cpu.lower(_tiled(8, unroll=False), lowered=True), NUMBA)
+    # C_1[i_0 * 512 + i_1 * 64 + j_0 * 8 + 1] of the flat view, printed as C's element
+    assert "C[i_0 * 8 + i_1, j_0 * 8 + 1]" in src
+    assert "A_e = A[i_0 * 8 + i_1, k_0 * 4 + k_1]  # the same element in every lane" in src
+    assert "reshape" not in src  # no flat view is indexed: none is declared
+
+
+def test_32_float32_lanes_are_stored_as_two_chunks_of_16():
+    src = generate(numba_cpu.lower(_tiled(32, unroll=False), lowered=True), NUMBA)
+    assert ("# a vector store of 32 lanes as 2 chunks of 16: each lane reads only the element "
+            "it writes") in src
+    assert "for C_chunk in range(2):" in src
+    assert "C[i_0 * 8 + i_1, j_0 * 32 + C_chunk * 16 + 15] = C_v15" in src
+
+
+def test_lanes_reading_another_lanes_element_are_not_chunked():
+    shift = from_source(textwrap.dedent('''
+        @T.prim_func
+        def shift(A: T.Buffer((33,), "float32")):
+            A[T.Ramp(0, 1, 32)] = A[T.Ramp(1, 1, 32)]
+    '''))
+    src = generate(numba_cpu.lower(shift, lowered=True), NUMBA)
+    assert "chunk" not in src
+    a = np.arange(33, dtype="float32")
+    expected = a.copy()
+    expected[:32] = a[1:]
+    numba_cpu.NumbaFunction(numba_cpu.lower(shift, lowered=True), "shift", cache=False)(a)
+    np.testing.assert_array_equal(a, expected)
+
+
+def test_a_reduction_init_leaves_the_loop_before_lowering():
+    # PromoteInvariantElements runs first: S_acc[0] = 0 before the loop over k, not an
+    # `if k == 0` in every iteration as LowerInitBlock alone leaves it
+    src = generate(numba_cpu.lower(from_source(ROW_SUM), lowered=True), NUMBA)
+    assert "if k == 0" not in src
+    assert "S_acc = np.float32(0.0)" in src
+
+
+def test_the_lowered_row_sum_computes_numpys_sums(lowered):
+    a = np.random.default_rng(1).uniform(-1, 1, (16, 256)).astype("float32")
+    s = np.zeros(16, "float32")
+    numba_cpu.build(from_source(ROW_SUM))(a, s)
+    np.testing.assert_allclose(s, a.sum(axis=1), rtol=1e-5)
+
+
+def test_a_vectorized_float16_kernel_stores_float16_lanes(lowered):
+    # legalize_half after VectorizeLoop: float16x8 loads and stores become uint16 lanes
+    scale = from_source(textwrap.dedent('''
+        @T.prim_func
+        def scale(A: T.Buffer((64,), "float16"), B: T.Buffer((64,), "float16")):
+            T.func_attr({"global_symbol": "scale", "tir.noalias": True})
+            for i0 in range(8):
+                for i1 in T.vectorized(8):
+                    with T.block("B"):
+                        vi = T.axis.spatial(64, i0 * 8 + i1)
+                        B[vi] = A[vi] * T.float16(0.5) + T.float16(1)
+    '''))
+    a = np.random.default_rng(2).uniform(-4, 4, 64).astype("float16")
+    b = np.zeros(64, "float16")
+    numba_cpu.build(scale)(a, b)
+    np.testing.assert_array_equal(b, a * np.float16(0.5) + np.float16(1))
