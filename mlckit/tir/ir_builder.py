@@ -141,7 +141,8 @@ class IRBuilder:
         shape = [convert(s) for s in (shape if isinstance(shape, (list, tuple)) else [shape])]
         buf = decl_buffer(shape, dtype, name, scope=scope or "global",
                           axis_separators=axis_separators)
-        self.emit(lambda body: S.Allocate(buf.data, dtype, shape, IntImm("bool", 1), body))
+        self.emit(lambda body: S.Allocate(buf.data, dtype, shape, IntImm("bool", 1), body,
+                                          scope=buf.scope))
         return BufferVar(self, buf)
 
     def buffer_ptr(self, buf) -> BufferVar:

@@ -277,3 +277,27 @@ def test_buffers_of_a_special_memory_are_packed_into_one_allocation():
 
     after = rewrite(before)
     tvm.ir.assert_structural_equal(after, expected.with_attr("global_symbol", "before"))
+
+
+def test_ir_builder_allocations_keep_their_scope_and_are_packed():
+    # ib.allocate(..., scope=) allocates in that scope, so a tagged one is packed too
+    ib = tir.ir_builder.create()
+    with ib.for_range(0, 8, name="j") as j:
+        a = ib.allocate("float32", 8, name="a", scope="local.L0A")
+        a[j] = tir.const(1, "float32")
+    with ib.for_range(0, 8, name="j") as j:
+        b = ib.allocate("int8", 8, name="b", scope="local.L0A")
+        b[j] = a[j].astype("int8")
+    after = rewrite(tir.PrimFunc([], ib.get()))
+
+    @T.prim_func(private=True)
+    def expected():
+        a = T.allocate([10], "float32", "local.L0A")
+        a_1 = T.Buffer((8,), data=a, scope="local.L0A")
+        for j in range(8):
+            a_1[j] = T.float32(1)
+        for j in range(8):
+            b = T.Buffer((8,), "int8", data=a, scope="local.L0A")
+            b[32 + j] = T.Cast("int8", a_1[j])
+
+    tvm.ir.assert_structural_equal(after, expected)
