@@ -37,16 +37,17 @@ Example::
 
 from __future__ import annotations
 
-from dataclasses import dataclass, fields
+from dataclasses import dataclass
 
 from mlckit.arith.analyzer import Analyzer
-from mlckit.error import TVMError, TVMValueError
+from mlckit.error import InternalError
 from mlckit.ir.transform import FunctionPass, PassContext, PassInfo
 from mlckit.tir import expr as E
 from mlckit.tir import stmt as S
 from mlckit.tir.function import PrimFunc
 from mlckit.tir.stmt_functor import node_rewriter, post_order_visit
 
+from ._config import pass_config
 from ._pass import post_order_rewrite
 
 __all__ = ["UnrollLoop", "UnrollLoopConfig", "unroll_loop"]
@@ -68,18 +69,8 @@ class UnrollLoopConfig:
 
     @classmethod
     def from_context(cls, ctx: PassContext | None = None) -> UnrollLoopConfig:
-        """The config of ``ctx`` (the current PassContext by default); a clear error names
-        an unknown field."""
-        ctx = ctx or PassContext.current()
-        given = ctx.config.get("tir.UnrollLoop") or {}
-        if isinstance(given, UnrollLoopConfig):
-            return given
-        known = {f.name for f in fields(cls)}
-        unknown = sorted(set(given) - known)
-        if unknown:
-            raise TVMValueError(f"tir.UnrollLoop config: unknown field(s) {unknown}; the "
-                                f"fields are {sorted(known)}")
-        return cls(**{k: type(getattr(cls, k))(v) for k, v in given.items()})
+        """The config of ``ctx`` (the current PassContext by default)."""
+        return pass_config(cls, "tir.UnrollLoop", ctx)
 
 
 def _defined_inside(body) -> set[int]:
@@ -170,8 +161,9 @@ class _LoopUnroller:
                 and (value * self.step_count <= self.max_step or value <= self.max_extent))
         if op.kind == S.ForKind.UNROLLED:
             if value < 0:
-                raise TVMError(f"UnrollLoop: loop {op.loop_var.name!r} is marked T.unroll "
-                               f"but its extent {op.extent} is not a constant")
+                raise InternalError(f"Cannot unroll non-constant loop: {op.loop_var.name!r} "
+                                    f"is marked T.unroll but its extent {op.extent} is not "
+                                    f"a constant (as TVM, UnrollLoop refuses it)")
             auto = True
         if self.local_access and value > 0 and id(op.loop_var) in self.touched_local:
             auto = True  # its accesses of local memory can then become registers

@@ -30,12 +30,12 @@ def _lowered(func):
     return only
 
 
-def _vectorized_symbolic(func) -> bool:
-    """Whether ``func`` has a T.vectorized loop whose extent is not a constant."""
+def _symbolic(func, kind) -> bool:
+    """Whether ``func`` has a loop of ``kind`` whose extent is not a constant."""
     found = []
 
     def visit(s):
-        if (isinstance(s, tvm.tir.For) and s.kind == tvm.tir.ForKind.VECTORIZED
+        if (isinstance(s, tvm.tir.For) and s.kind == kind
                 and not isinstance(s.extent, tvm.tir.IntImm)):
             found.append(s)
         return s
@@ -46,8 +46,12 @@ def _vectorized_symbolic(func) -> bool:
 
 def _check_case(case, sizes, seed):
     func = from_source(case.text)
-    if _vectorized_symbolic(func):  # TVM refuses to lower it: so does mlckit
+    if _symbolic(func, tvm.tir.ForKind.VECTORIZED):  # TVM refuses to lower it: so does mlckit
         with pytest.raises(tvm.error.InternalError, match="Failed to vectorize loop with extent"):
+            tvm.lower(func)
+        return
+    if _symbolic(func, tvm.tir.ForKind.UNROLLED):  # the same for UnrollLoop
+        with pytest.raises(tvm.error.InternalError, match="Cannot unroll non-constant loop"):
             tvm.lower(func)
         return
     func = _lowered(func)
