@@ -24,7 +24,7 @@ Example::
 
     writes = writes_of(loop)
     w = writes[0]
-    solve_point(w, [T.int32(4)], ProofContext())   # {i: 4}: the iteration writing A[4]
+    solve_point(w, [T.int32(4)], ProofContext())   # {id(i): 4}: the iteration writing A[4]
 """
 
 from __future__ import annotations
