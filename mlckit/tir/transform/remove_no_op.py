@@ -146,7 +146,9 @@ class _NoOpRemover:
 
     # -- statements ---------------------------------------------------------------------------
     def visit_For(self, s, ctx):  # noqa: N802 - named after the node
-        if ctx.prove(s.extent <= 0):
+        never_runs = s.extent.value <= 0 if isinstance(s.extent, E.IntImm) \
+            else ctx.prove(s.extent <= 0)
+        if never_runs:
             return S.Evaluate(0)  # a loop that never runs
         body = self.visit(s.body, ctx.with_loop(s.loop_var, s.min, s.extent))
         if _is_no_op(body):
