@@ -58,6 +58,7 @@ from __future__ import annotations
 
 from mlckit.arith.analyzer import Analyzer, substitute
 from mlckit.error import TVMTypeError
+from mlckit.tir import dtype as dt
 from mlckit.tir import expr as E
 from mlckit.tir import stmt as S
 from mlckit.tir.analysis.block_access_region import (
@@ -71,6 +72,7 @@ from mlckit.tir.buffer import BufferRegion, decl_buffer
 from mlckit.tir.expr import BufferLoad, PrimExpr, Range
 from mlckit.tir.expr_functor import load_with, map_loads
 from mlckit.tir.function import PrimFunc
+from mlckit.tir.stmt_functor import post_order_visit
 
 from ._pass import make_pass
 
@@ -109,6 +111,8 @@ def compact_buffer_allocation(func: PrimFunc, gpu: bool = False, move: bool = Tr
     plans = {}
     for key, buf in collector.allocated.items():
         if key in collector.matched:  # viewed by a T.match_buffer: offsets are absolute
+            continue
+        if key in collector.opaque:  # a call takes all of it
             continue
         depth = None if move else collector.depth[key]
         plan = _plan(buf, collector.accesses.get(key, []), gpu, depth)
@@ -156,6 +160,9 @@ class _Collector:
     """Every access of every allocated buffer, with its loops and loop-variable indices."""
 
     def __init__(self):
+        self.data_vars: dict[int, object] = {}  # id(buffer.data) -> the allocated buffer
+        self.opaque: set[int] = set()  # ids of buffers whose data a call takes as a whole
+        self.annotated: list[dict] = []  # per enclosing block: id(buffer) -> its regions
         self.allocated: dict[int, object] = {}
         self.depth: dict[int, int] = {}  # id(buffer) -> how many loops enclose its block
         self.accesses: dict[int, list] = {}
@@ -171,9 +178,36 @@ class _Collector:
             self.accesses.setdefault(id(buf), []).append(
                 _Access(tuple(self.loops), idx, tuple(self.predicates), carried))
 
+    def allocate(self, buf):
+        self.allocated[id(buf)] = buf
+        self.depth[id(buf)] = len(self.loops)
+        self.data_vars[id(buf.data)] = buf
+
+    def opaque_use(self, buf):
+        """``buf.data`` used as a whole (``T.call_extern(..., B.data)``): as TVM, the access is
+        the block's read/write annotation of ``buf`` when it has one, else all of ``buf``."""
+        regions = self.annotated[-1].get(id(buf)) if self.annotated else None
+        if not regions:
+            self.opaque.add(id(buf))
+            return
+        for region in regions:  # its first and last element bound the region
+            self.record(buf, [r.min for r in region.region])
+            self.record(buf, [E.sub(E.add(r.min, r.extent), 1) for r in region.region])
+
     def expr(self, e):
         if isinstance(e, BufferLoad):
             self.record(e.buffer, e.indices)
+        if isinstance(e, E.Var) and id(e) in self.data_vars:
+            self.opaque_use(self.data_vars[id(e)])
+        if isinstance(e, E.Let) and dt.is_int(e.value.dtype):
+            self.expr(e.value)
+            saved = self.bindings.get(id(e.var))
+            self.bindings[id(e.var)] = substitute(e.value, self.bindings)
+            self.expr(e.body)
+            self.bindings.pop(id(e.var))
+            if saved is not None:
+                self.bindings[id(e.var)] = saved
+            return
         if isinstance(e, PrimExpr) and not isinstance(e, E.Var):
             for name in e.field_names():
                 v = getattr(e, name)
@@ -198,16 +232,21 @@ class _Collector:
             self.expr(s.predicate)
             block = s.block
             for buf in block.alloc_buffers:
-                self.allocated[id(buf)] = buf
-                self.depth[id(buf)] = len(self.loops)
-            for m in block.match_buffers:
-                self.matched.add(id(m.source.buffer))
+                self.allocate(buf)
+            notes: dict = {}
+            for r in list(block.reads) + list(block.writes):
+                notes.setdefault(id(r.buffer), []).append(r)
+            self.annotated.append(notes)
             saved = dict(self.bindings)
             n_pred = len(self.predicates)
             if not (isinstance(s.predicate, E.IntImm) and s.predicate.value):
                 self.predicates.append(substitute(s.predicate, saved))
             for iv, value in zip(block.iter_vars, s.iter_values):
                 self.bindings[id(iv.var)] = substitute(value, saved)
+            for m in block.match_buffers:  # a view of a region accesses all of the region
+                src = m.source
+                self.record(src.buffer, [r.min for r in src.region])
+                self.record(src.buffer, [E.sub(E.add(r.min, r.extent), 1) for r in src.region])
             # as TVM's LCA detector: a block's writes carry values across the loops its
             # reduction (or opaque) iterators are bound to (B_rf[vj] += ... over loop i)
             used = set()
@@ -222,6 +261,35 @@ class _Collector:
             self.carried = saved_carried
             self.bindings = saved
             del self.predicates[n_pred:]
+            self.annotated.pop()
+            return
+        if isinstance(s, S.LetStmt) and dt.is_int(s.value.dtype):
+            self.expr(s.value)  # an index bound by a let is its value, as TVM binds it
+            self.bindings[id(s.var)] = substitute(s.value, self.bindings)
+            self.stmt(s.body)
+            self.bindings.pop(id(s.var))
+            return
+        if isinstance(s, S.Allocate):  # lowered TIR: Allocate + DeclBuffer of one buffer
+            self.expr(s.condition)
+            for x in s.extents:
+                self.expr(x)
+            body = s.body
+            views = []  # as TVM: a buffer viewed through two declarations is not compacted
+            post_order_visit(body, lambda x: views.append(x) if isinstance(x, S.DeclBuffer)
+                             and x.buffer.data is s.buffer_var else None)
+            if isinstance(body, S.DeclBuffer) and body.buffer.data is s.buffer_var \
+                    and body.buffer.dtype == s.dtype and len(views) == 1:
+                self.allocate(body.buffer)
+                self.stmt(body.body)
+            else:
+                self.stmt(body)
+            return
+        if isinstance(s, S.AttrStmt) and s.attr_key in ("thread_extent", "virtual_thread") \
+                and isinstance(s.node, E.IterVar):
+            self.expr(s.value)  # T.launch_thread: a loop over the thread index
+            self.loops.append(_ThreadLoop(s.node, s.value))
+            self.stmt(s.body)
+            self.loops.pop()
             return
         if isinstance(s, S.BufferStore):
             self.record(s.buffer, s.indices, self.carried)
@@ -243,6 +311,15 @@ class _Collector:
                         self.expr(x)
 
 
+class _ThreadLoop:
+    """A ``T.launch_thread`` (``AttrStmt("thread_extent")``) seen as the loop it stands for."""
+
+    def __init__(self, iv, extent):
+        self.loop_var, self.thread_binding = iv.var, iv
+        self.min, self.extent = E.IntImm(extent.dtype, 0), extent
+        self.kind = S.ForKind.THREAD_BINDING
+
+
 class _Plan:
     def __init__(self, old, new, starts: list, lca, move: bool = True):
         self.old, self.new, self.starts, self.lca = old, new, starts, lca
@@ -257,6 +334,8 @@ def _relaxed_thread(loop, scope: str) -> bool:
         return False
     if scope.startswith("shared"):
         return tb.thread_tag.startswith(("threadIdx", "vthread"))
+    if scope == "warp":  # a warp buffer is indexed by the lane: threadIdx.x
+        return tb.thread_tag == "threadIdx.x"
     return scope == "global"
 
 
@@ -337,7 +416,7 @@ def _plan(buf, accesses: list, gpu: bool = False, alloc_depth: int | None = None
             acc.predicates = tuple(_intern(p, table) for p in acc.predicates)
     for n, acc in enumerate(accesses):
         relaxed = list(acc.loops[lca_depth:])
-        if gpu:
+        if gpu or alloc_depth is not None:  # TVM's pass is always thread-aware
             relaxed += [lp for lp in acc.loops[:lca_depth] if _relaxed_thread(lp, buf.scope)]
         dom = {id(loop.loop_var): Range(loop.min, loop.extent) for loop in relaxed}
         # a loop of extent 1 is its minimum (as TVM's analyzer binds it): the accesses of a
@@ -387,6 +466,8 @@ class _Rewriter:
             if plan.lca is not None and plan.move:
                 self.by_lca.setdefault(id(plan.lca), []).append(plan)
         self.params = params
+        # B.data in an opaque call (annotated with a region of B) is the new buffer's data
+        self.data = {id(p.old.data): p.new.data for p in plans.values()}
         self.visible: list = list(params)  # buffers allocated in enclosing blocks
         self.bindings: dict[int, PrimExpr] = {}
         self.ana = Analyzer()
@@ -408,7 +489,8 @@ class _Rewriter:
                 return load_with(load, indices)
             return BufferLoad(plan.new, self.index(plan, indices))
 
-        return map_loads(e, on_load)
+        e = map_loads(e, on_load)
+        return substitute(e, self.data) if self.data and isinstance(e, PrimExpr) else e
 
     def region(self, r: BufferRegion) -> BufferRegion:
         plan = self.plans.get(id(r.buffer))
@@ -436,6 +518,7 @@ class _Rewriter:
             del self.visible[n_visible:]
             reads = [self.region(r) for r in block.reads]
             writes = [self.region(r) for r in block.writes]
+            matches = [m.replace(source=self.region(m.source)) for m in block.match_buffers]
             self.bindings = saved
             allocs = []
             for buf in block.alloc_buffers:
@@ -445,7 +528,7 @@ class _Rewriter:
                 elif plan.lca is None or not plan.move:
                     allocs.append(plan.new)
             new_block = block.replace(body=body, init=init, reads=reads, writes=writes,
-                                      alloc_buffers=allocs)
+                                      alloc_buffers=allocs, match_buffers=matches)
             values = [self.expr(v) for v in s.iter_values]
             return s.replace(block=new_block, iter_values=values,
                              predicate=self.expr(s.predicate))
@@ -458,6 +541,11 @@ class _Rewriter:
             return s.replace(value=value, indices=indices)
         if isinstance(s, S.SeqStmt):
             return S.stmt_seq(*[self.stmt(x) for x in s.seq])
+        if isinstance(s, S.Allocate) and isinstance(s.body, S.DeclBuffer) \
+                and id(s.body.buffer) in self.plans:
+            plan = self.plans[id(s.body.buffer)]
+            body = S.DeclBuffer(plan.new, self.stmt(s.body.body))
+            return s.replace(buffer_var=plan.new.data, extents=list(plan.new.shape), body=body)
         changes = {}
         for name in s.field_names():
             v = getattr(s, name)
