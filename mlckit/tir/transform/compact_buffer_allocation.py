@@ -178,6 +178,13 @@ class _Collector:
             self.accesses.setdefault(id(buf), []).append(
                 _Access(tuple(self.loops), idx, tuple(self.predicates), carried))
 
+    def under(self, cond, visit, x):
+        """``visit(x)`` with ``cond`` holding (a branch of an ``if``): as TVM's
+        ConditionalBoundsContext, it bounds the loop variables of the accesses there."""
+        self.predicates.append(substitute(cond, self.bindings))
+        visit(x)
+        self.predicates.pop()
+
     def allocate(self, buf):
         self.allocated[id(buf)] = buf
         self.depth[id(buf)] = len(self.loops)
@@ -207,6 +214,12 @@ class _Collector:
             self.bindings.pop(id(e.var))
             if saved is not None:
                 self.bindings[id(e.var)] = saved
+            return
+        if isinstance(e, E.Call) and getattr(e.op, "name", "") == "tir.if_then_else":
+            cond = e.args[0]
+            self.expr(cond)
+            self.under(cond, self.expr, e.args[1])
+            self.under(E.Not(cond), self.expr, e.args[2])
             return
         if isinstance(e, PrimExpr) and not isinstance(e, E.Var):
             for name in e.field_names():
@@ -263,6 +276,12 @@ class _Collector:
             del self.predicates[n_pred:]
             self.annotated.pop()
             return
+        if isinstance(s, S.IfThenElse):
+            self.expr(s.condition)
+            self.under(s.condition, self.stmt, s.then_case)
+            if s.else_case is not None:
+                self.under(E.Not(s.condition), self.stmt, s.else_case)
+            return
         if isinstance(s, S.LetStmt) and dt.is_int(s.value.dtype):
             self.expr(s.value)  # an index bound by a let is its value, as TVM binds it
             self.bindings[id(s.var)] = substitute(s.value, self.bindings)
@@ -273,16 +292,18 @@ class _Collector:
             self.expr(s.condition)
             for x in s.extents:
                 self.expr(x)
-            body = s.body
-            views = []  # as TVM: a buffer viewed through two declarations is not compacted
-            post_order_visit(body, lambda x: views.append(x) if isinstance(x, S.DeclBuffer)
-                             and x.buffer.data is s.buffer_var else None)
-            if isinstance(body, S.DeclBuffer) and body.buffer.data is s.buffer_var \
-                    and body.buffer.dtype == s.dtype and len(views) == 1:
-                self.allocate(body.buffer)
-                self.stmt(body.body)
-            else:
-                self.stmt(body)
+            views: dict = {}  # as TVM: a buffer viewed through two declarations stays
+
+            def view(x):
+                buf = getattr(x, "buffer", None)
+                if isinstance(x, (S.DeclBuffer, S.BufferStore, BufferLoad)) \
+                        and buf.data is s.buffer_var:
+                    views[id(buf)] = buf
+
+            post_order_visit(s.body, view)
+            if len(views) == 1 and next(iter(views.values())).dtype == s.dtype:
+                self.allocate(next(iter(views.values())))
+            self.stmt(s.body)
             return
         if isinstance(s, S.AttrStmt) and s.attr_key in ("thread_extent", "virtual_thread") \
                 and isinstance(s.node, E.IterVar):
@@ -379,6 +400,58 @@ def _intern(e, table: dict):
     return table[key]
 
 
+_FLIP = {E.LT: E.GT, E.LE: E.GE, E.GT: E.LT, E.GE: E.LE, E.EQ: E.EQ, E.NE: E.NE}
+_NEGATE = {E.LT: E.GE, E.LE: E.GT, E.GT: E.LE, E.GE: E.LT, E.EQ: E.NE, E.NE: E.EQ}
+
+
+def _facts(cond, negate=False):
+    """The conjuncts ``cond`` (negated: ``not cond``) implies, each a comparison or a
+    variable; a disjunction implies none of its parts."""
+    if isinstance(cond, E.Not):
+        yield from _facts(cond.a, not negate)
+    elif isinstance(cond, E.And) and not negate or isinstance(cond, E.Or) and negate:
+        yield from _facts(cond.a, negate)
+        yield from _facts(cond.b, negate)
+    elif type(cond) in _NEGATE:
+        yield type(cond)(cond.a, cond.b) if not negate else _NEGATE[type(cond)](cond.a, cond.b)
+    elif isinstance(cond, E.Var) and dt.is_int(cond.dtype):  # `if i:` is i != 0
+        yield E.EQ(cond, E.IntImm(cond.dtype, 0)) if negate else E.NE(
+            cond, E.IntImm(cond.dtype, 0))
+
+
+def _narrow(dom: dict, loop_vars: dict, predicates) -> None:
+    """Tighten the constant ranges in ``dom`` (id(var) -> Range) by the comparisons of a
+    loop variable with a constant that ``predicates`` imply."""
+    for pred in predicates:
+        for fact in _facts(pred):
+            cls, a, b = type(fact), fact.a, fact.b
+            if isinstance(a, E.IntImm) and isinstance(b, E.Var):
+                cls, a, b = _FLIP[cls], b, a
+            if not (isinstance(a, E.Var) and id(a) in dom and isinstance(b, E.IntImm)):
+                continue
+            rng = dom[id(a)]
+            if not (isinstance(rng.min, E.IntImm) and isinstance(rng.extent, E.IntImm)):
+                continue
+            lo, hi, c = rng.min.value, rng.min.value + rng.extent.value - 1, b.value
+            if cls is E.LT:
+                hi = min(hi, c - 1)
+            elif cls is E.LE:
+                hi = min(hi, c)
+            elif cls is E.GT:
+                lo = max(lo, c + 1)
+            elif cls is E.GE:
+                lo = max(lo, c)
+            elif cls is E.EQ:
+                lo, hi = max(lo, c), min(hi, c)
+            elif cls is E.NE and c == lo:
+                lo += 1
+            elif cls is E.NE and c == hi:
+                hi -= 1
+            if lo <= hi:
+                dom[id(a)] = Range(E.IntImm(rng.min.dtype, lo), E.IntImm(rng.extent.dtype,
+                                                                        hi - lo + 1))
+
+
 def _conjuncts(predicates):
     for p in predicates:
         stack = [p]
@@ -419,6 +492,8 @@ def _plan(buf, accesses: list, gpu: bool = False, alloc_depth: int | None = None
         if gpu or alloc_depth is not None:  # TVM's pass is always thread-aware
             relaxed += [lp for lp in acc.loops[:lca_depth] if _relaxed_thread(lp, buf.scope)]
         dom = {id(loop.loop_var): Range(loop.min, loop.extent) for loop in relaxed}
+        if acc.predicates:
+            _narrow(dom, {id(lp.loop_var): lp.loop_var for lp in relaxed}, acc.predicates)
         # a loop of extent 1 is its minimum (as TVM's analyzer binds it): the accesses of a
         # block under ``for i_0 in T.thread_binding(1, ...)`` and of one whose binding has no
         # ``i_0`` (compute_at wrote it as 0) then cover the same region
@@ -468,6 +543,7 @@ class _Rewriter:
         self.params = params
         # B.data in an opaque call (annotated with a region of B) is the new buffer's data
         self.data = {id(p.old.data): p.new.data for p in plans.values()}
+        self.allocated = {id(p.old.data): p for p in plans.values()}  # Allocate's var -> plan
         self.visible: list = list(params)  # buffers allocated in enclosing blocks
         self.bindings: dict[int, PrimExpr] = {}
         self.ana = Analyzer()
@@ -541,11 +617,12 @@ class _Rewriter:
             return s.replace(value=value, indices=indices)
         if isinstance(s, S.SeqStmt):
             return S.stmt_seq(*[self.stmt(x) for x in s.seq])
-        if isinstance(s, S.Allocate) and isinstance(s.body, S.DeclBuffer) \
-                and id(s.body.buffer) in self.plans:
-            plan = self.plans[id(s.body.buffer)]
-            body = S.DeclBuffer(plan.new, self.stmt(s.body.body))
+        if isinstance(s, S.Allocate) and id(s.buffer_var) in self.allocated:
+            plan = self.allocated[id(s.buffer_var)]
+            body = self.stmt(s.body)
             return s.replace(buffer_var=plan.new.data, extents=list(plan.new.shape), body=body)
+        if isinstance(s, S.DeclBuffer) and id(s.buffer) in self.plans:
+            return S.DeclBuffer(self.plans[id(s.buffer)].new, self.stmt(s.body))
         changes = {}
         for name in s.field_names():
             v = getattr(s, name)
