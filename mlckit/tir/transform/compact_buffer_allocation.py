@@ -79,7 +79,8 @@ from ._pass import make_pass
 __all__ = ["CompactBufferAllocation", "compact_buffer_allocation"]
 
 
-def compact_buffer_allocation(func: PrimFunc, gpu: bool = False, move: bool = True) -> PrimFunc:
+def compact_buffer_allocation(func: PrimFunc, gpu: bool = False, move: bool = True,
+                              is_strict: bool = True) -> PrimFunc:
     """``func`` with every allocated buffer shrunk to the region one LCA iteration uses
     (``gpu``: thread-aware, see the module's docstring).  ``move=False`` (the pass
     ``CompactBufferAllocation()``, as TVM's) leaves each allocation where it is and shrinks
@@ -115,7 +116,7 @@ def compact_buffer_allocation(func: PrimFunc, gpu: bool = False, move: bool = Tr
         if key in collector.opaque:  # a call takes all of it
             continue
         depth = None if move else collector.depth[key]
-        plan = _plan(buf, collector.accesses.get(key, []), gpu, depth)
+        plan = _plan(buf, collector.accesses.get(key, []), gpu, depth, is_strict)
         if plan is not None:
             plans[key] = plan
     if not plans:
@@ -131,7 +132,9 @@ def CompactBufferAllocation(is_strict: bool | PrimFunc = True):  # noqa: N802 - 
 
     As TVM's, the pass only shrinks: each buffer stays allocated where it is (run
     ``PlanAndUpdateBufferAllocationLocation`` first to move it to where it is used, as the
-    default pipeline does).  Given a PrimFunc instead of ``is_strict`` (mlckit's earlier
+    default pipeline does).  ``is_strict=False`` lets a region larger than the buffer's shape
+    (a padded tile read past the end) become the new shape; strict, a buffer never grows.
+    Given a PrimFunc instead of ``is_strict`` (mlckit's earlier
     spelling), it returns the PrimFunc compacted and moved in one step
     (``compact_buffer_allocation(func)``).
 
@@ -143,7 +146,8 @@ def CompactBufferAllocation(is_strict: bool | PrimFunc = True):  # noqa: N802 - 
     if isinstance(is_strict, PrimFunc):
         return compact_buffer_allocation(is_strict)
     return make_pass("CompactBufferAllocation",
-                     lambda func: compact_buffer_allocation(func, move=False))
+                     lambda func: compact_buffer_allocation(func, move=False,
+                                                            is_strict=is_strict))
 
 
 # -- analysis ---------------------------------------------------------------------------------
@@ -463,7 +467,8 @@ def _conjuncts(predicates):
                 yield c
 
 
-def _plan(buf, accesses: list, gpu: bool = False, alloc_depth: int | None = None):
+def _plan(buf, accesses: list, gpu: bool = False, alloc_depth: int | None = None,
+          is_strict: bool = True):
     """The compacted buffer, the region start per dimension, the LCA loop (or None);
     ``alloc_depth`` given, the LCA is the allocation's place (that many loops deep)."""
     if not accesses:
@@ -502,7 +507,7 @@ def _plan(buf, accesses: list, gpu: bool = False, alloc_depth: int | None = None
         for d, index in enumerate(acc.indices):
             index = substitute(index, units)
             s = eval_set(index, dom)
-            if gpu and acc.predicates:
+            if (gpu or alloc_depth is not None) and acc.predicates:
                 s = _tighten(s, index, acc.predicates, dom)
             if s is None:
                 return None
@@ -514,7 +519,10 @@ def _plan(buf, accesses: list, gpu: bool = False, alloc_depth: int | None = None
         lo, hi = (Linear.of(s.expr),) * 2 if not hasattr(s, "lo") else (s.lo, s.hi)
         extent = hi.sub(lo)
         old = buf.shape[d]
-        if not extent.is_const() or (isinstance(old, E.IntImm) and extent.const + 1 >= old.value):
+        grows = not is_strict and isinstance(old, E.IntImm) and extent.is_const() \
+            and extent.const + 1 > old.value  # not strict: the region may exceed the shape
+        if not grows and (not extent.is_const()
+                          or isinstance(old, E.IntImm) and extent.const + 1 >= old.value):
             shape.append(old)
             starts.append(E.IntImm(_dtype(old), 0))
             continue

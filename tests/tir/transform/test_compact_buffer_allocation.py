@@ -353,3 +353,54 @@ def test_a_match_buffer_source_region_is_rebased():
                     A[i, j] = B[0, j]
 
     assert_compacts_to(before, expected)
+
+
+def test_a_block_predicate_bounds_each_index_by_itself():
+    # j * 8 + k < 60: 60 rows and 60 columns of the diagonal, not 64
+    @T.prim_func(private=True)
+    def before():
+        for i in range(4):
+            with T.block(""):
+                A = T.alloc_buffer((256, 256))
+                for j, k in T.grid(8, 8):
+                    with T.block(""):
+                        T.where(j * 8 + k < 60)
+                        A[i * 64 + j * 8 + k, i * 64 + j * 8 + k] = T.float32(1)
+
+    @T.prim_func(private=True)
+    def expected():
+        for _i in range(4):  # the compacted indices no longer use i
+            with T.block(""):
+                A = T.alloc_buffer((60, 60))
+                for j, k in T.grid(8, 8):
+                    with T.block(""):
+                        T.where(j * 8 + k < 60)
+                        A[j * 8 + k, j * 8 + k] = T.float32(1)
+
+    assert_compacts_to(before, expected)
+
+
+def test_only_a_non_strict_compaction_grows_a_buffer_to_its_region():
+    @T.prim_func(private=True)
+    def before(A: T.Buffer((8, 8), "float32")):
+        for i in range(2):
+            with T.block(""):
+                B = T.alloc_buffer((8, 7))
+                for j, k in T.grid(4, 8):
+                    B[i * 4 + j, k] = A[i * 4 + j, k]
+
+    @T.prim_func(private=True)
+    def expected(A: T.Buffer((8, 8), "float32")):
+        for i in range(2):
+            with T.block(""):
+                B = T.alloc_buffer((4, 8))
+                for j, k in T.grid(4, 8):
+                    B[j, k] = A[i * 4 + j, k]
+
+    import mlckit as tvm
+
+    mod = tvm.IRModule({"main": before})
+    loose = tir.transform.CompactBufferAllocation(is_strict=False)(mod)["main"]
+    tvm.ir.assert_structural_equal(loose, expected)
+    strict = compact(before)  # strict: the shape never grows, the rows still shrink
+    assert [int(x) for x in strict.body.block.body.body.block.alloc_buffers[0].shape] == [4, 7]
