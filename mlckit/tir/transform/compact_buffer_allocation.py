@@ -40,7 +40,14 @@ After::
 
 A buffer is left as it is when an index cannot be bounded (not affine in the loop
 variables), when the region's extent is not a constant, or when the region is the whole
-buffer.  As in TVM, the pass assumes a buffer's values do not flow from one iteration of the
+buffer.  As TVM's pass, the region also follows these rules: a call taking ``B.data``
+accesses all of ``B`` (or the block's ``T.reads`` / ``T.writes`` region of ``B`` when it names
+one); a ``T.match_buffer`` of a region of ``B`` accesses that region (rebased with the
+rest); the conditions of an ``if``, a ``T.if_then_else`` and a ``T.where`` bound the loop
+variables of the accesses under them (``2 <= i and i < 18``, ``if i:`` meaning ``i != 0``);
+a shared buffer spans the ``threadIdx`` / ``vthread`` loops around it (a warp buffer the
+``threadIdx.x`` one); an index named by a ``LetStmt`` is its value; and lowered TIR's
+``T.allocate`` is compacted too, unless two buffers view it.  As in TVM, the pass assumes a buffer's values do not flow from one iteration of the
 LCA to the next (true of what ``cache_read`` / ``cache_write`` create).
 
 With ``gpu=True`` (the CUDA backend), as TVM does for thread-bound code, a ``"shared"``
