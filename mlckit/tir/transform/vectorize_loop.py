@@ -22,8 +22,9 @@ constant is an error.  mlckit's backends refuse scalable vectors: they exist at 
 
 Differences from TVM, which mlckit does not need: no buffer-level predication (an SVE
 feature), an allocation or a ramp of ramps inside the loop is scalarized rather than widened
-(TVM would build a Shuffle), and an intrinsic with a vector form (``T.exp``) becomes a
-scalable call inside a scalable loop (TVM stops with an internal error there).
+(TVM would build a Shuffle), an intrinsic with a vector form (``T.exp``) becomes a
+scalable call inside a scalable loop (TVM stops with an internal error there), and a
+vectorized loop inside a vectorized loop is vectorized first (TVM leaves it a loop).
 
 Example::
 
@@ -418,8 +419,8 @@ def _check_extent(loop: S.For, target):
 
 
 def _vectorize_all(stmt, target):
-    """``stmt`` with each outermost ``T.vectorized`` loop vectorized for ``target`` (a
-    ``T.attr(target, "target", 0)`` inside names the target of its body)."""
+    """``stmt`` with each ``T.vectorized`` loop vectorized for ``target``, inner loops first
+    (a ``T.attr(target, "target", 0)`` inside names the target of its body)."""
 
     def rewrite(node):
         if isinstance(node, S.AttrStmt) and node.attr_key == "target" and isinstance(
@@ -427,6 +428,10 @@ def _vectorize_all(stmt, target):
             body = _vectorize_all(node.body, node.node)
             return node if body is node.body else node.replace(body=body)
         if isinstance(node, S.For) and node.kind == S.ForKind.VECTORIZED:
+            # inner vectorized loops first (TVM keeps an inner one as a loop, with a warning;
+            # mlckit vectorizes it, and the outer loop then scalarizes what it cannot widen)
+            body = _vectorize_all(node.body, target)
+            node = node if body is node.body else node.replace(body=body)
             return _Vectorizer(node.loop_var, _check_extent(node, target)).stmt(node.body)
         if isinstance(node, E.PrimExpr):
             return node  # no loops inside an expression
