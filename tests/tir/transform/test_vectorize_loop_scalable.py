@@ -155,3 +155,16 @@ def test_the_same_loop_with_a_fixed_extent_still_builds_and_computes():
     b = np.zeros(64, "float32")
     tvm.build(vectorize(fixed, X86), target="llvm")(a, b)
     np.testing.assert_array_equal(b[:4], a[:4] + 1)
+
+
+def test_a_pointer_of_vector_elements_from_the_ir_builder_vectorizes():
+    # ib.pointer("float32x4"): a one-element buffer parameter; storing a float32x4 constant
+    # in each of 4 lanes stores 16 floats through one ramp
+    ib = tvm.tir.ir_builder.create()
+    A = ib.pointer("float32x4", name="A")
+    with ib.for_range(0, 4, kind="vectorize") as j:
+        A[j] = tvm.tir.const(1, A.dtype)
+    func = tvm.tir.PrimFunc([A], ib.get())
+    store = vectorize(func, X86).body
+    assert str(store.indices[0]) == "T.Ramp(0, 1, 4)"
+    assert str(store.value) == "T.Broadcast(T.float32(1.0), 16)"
