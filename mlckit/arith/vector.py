@@ -10,10 +10,13 @@ combine so that a vector index stays one ramp::
 Example::
 
     Analyzer().simplify(Ramp(0, 1, 4) * Broadcast(2, 4))    # T.Ramp(0, 2, 4)
+
+Scalable vectors (``T.Ramp(0, 1, T.vscale() * 4)``) combine by the same rules.
 """
 
 from __future__ import annotations
 
+from mlckit.tir import dtype as dt
 from mlckit.tir import expr as E
 from mlckit.tir.expr_vector import Broadcast, Ramp
 
@@ -43,22 +46,28 @@ def simplify_vector(analyzer, expr):
     return expr
 
 
+def _same_lanes(a, b) -> bool:
+    """Whether two vectors have one lane count (``T.vscale() * 4`` counts as -4: a lanes field
+    that is an expression must not be compared with ``==``, which builds ``EQ``)."""
+    return dt.lanes(a.dtype) == dt.lanes(b.dtype)
+
+
 def _combine(cls, a, b, simplify):
     """One ramp or broadcast for ``cls(a, b)`` where the lanes line up; None otherwise."""
-    if isinstance(a, Broadcast) and isinstance(b, Broadcast) and a.lanes == b.lanes:
+    if isinstance(a, Broadcast) and isinstance(b, Broadcast) and _same_lanes(a, b):
         return Broadcast(simplify(cls(a.value, b.value)), a.lanes)
     if cls in (E.Add, E.Sub):
         op = E.add if cls is E.Add else E.sub
-        if isinstance(a, Ramp) and isinstance(b, Ramp) and a.lanes == b.lanes:
+        if isinstance(a, Ramp) and isinstance(b, Ramp) and _same_lanes(a, b):
             return Ramp(simplify(op(a.base, b.base)), simplify(op(a.stride, b.stride)), a.lanes)
-        if isinstance(a, Ramp) and isinstance(b, Broadcast) and a.lanes == b.lanes:
+        if isinstance(a, Ramp) and isinstance(b, Broadcast) and _same_lanes(a, b):
             return Ramp(simplify(op(a.base, b.value)), a.stride, a.lanes)
-        if isinstance(a, Broadcast) and isinstance(b, Ramp) and a.lanes == b.lanes:
+        if isinstance(a, Broadcast) and isinstance(b, Ramp) and _same_lanes(a, b):
             stride = b.stride if cls is E.Add else simplify(E.sub(0, b.stride))
             return Ramp(simplify(op(a.value, b.base)), stride, a.lanes)
     if cls is E.Mul:
         ramp, other = (a, b) if isinstance(a, Ramp) else (b, a)
-        if isinstance(ramp, Ramp) and isinstance(other, Broadcast) and ramp.lanes == other.lanes:
+        if isinstance(ramp, Ramp) and isinstance(other, Broadcast) and _same_lanes(ramp, other):
             return Ramp(simplify(E.mul(ramp.base, other.value)),
                         simplify(E.mul(ramp.stride, other.value)), ramp.lanes)
     return None

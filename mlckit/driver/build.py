@@ -24,6 +24,7 @@ from mlckit.ir.module import IRModule
 from mlckit.ir.transform import Pass
 from mlckit.runtime.module import BenchmarkResult, Executable, Module
 from mlckit.target import Target
+from mlckit.tir.expr_vector import check_fixed_lanes
 from mlckit.tir.function import PrimFunc
 from mlckit.tir.pipeline import get_tir_pipeline
 
@@ -126,6 +127,8 @@ def build(func_or_mod, target="llvm", name: str | None = None, tir_pipeline=None
             f"mlckit.build expects a tir.PrimFunc or an IRModule, got {type(func_or_mod).__name__}"
         )
     funcs = _lowered(funcs, tir_pipeline)
+    for fname, func in funcs.items():
+        check_fixed_lanes(func, fname)  # no backend has scalable (SVE) vectors
     built = {fname: builder(func, fname, **options) for fname, func in funcs.items()}
     return Module(built, str(target), backend)
 

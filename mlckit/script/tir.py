@@ -184,6 +184,7 @@ def _vector_types() -> dict:
 
 
 globals().update(_vector_types())
+void = _scalar_type("void")  # x: T.void = T.call_extern("void", "f"): a call returning nothing
 
 
 def Var(name: str, dtype: str = "int32"):  # noqa: N802 - TVM's tir.Var

@@ -98,6 +98,10 @@ def const(value, dtype: str | None = None) -> PrimExpr:
         else:
             dtype = "float32"
     dtype = dt.check_dtype(dtype)
+    if dt.lanes(dtype) != 1:  # a vector constant: the value in every lane, as tvm::make_const
+        from .expr_vector import Broadcast, lanes_expr  # the vector nodes need this module
+
+        return Broadcast(const(value, dt.element_of(dtype)), lanes_expr(dt.lanes(dtype)))
     if dt.is_float(dtype):
         return FloatImm(dtype, value)
     return IntImm(dtype, value)
@@ -119,9 +123,9 @@ def convert(value, dtype: str | None = None) -> Any:
         return value.var
     if isinstance(value, (bool, int, float)):
         if dtype is not None and dt.lanes(dtype) != 1:  # beside a vector: in every lane
-            from .expr_vector import Broadcast  # the vector nodes need this module's classes
+            from .expr_vector import Broadcast, lanes_expr  # the vector nodes need this module
 
-            return Broadcast(convert(value, dt.element_of(dtype)), dt.lanes(dtype))
+            return Broadcast(convert(value, dt.element_of(dtype)), lanes_expr(dt.lanes(dtype)))
         if dtype is not None and not isinstance(value, bool):
             if isinstance(value, float) and not dt.is_float(dtype):
                 return const(value)
@@ -374,10 +378,10 @@ def cast(value, dtype: str) -> PrimExpr:
         dtype = dt.with_lanes(dtype, n)  # a vector converts lane by lane, as tvm::cast
         if value.dtype == dtype:
             return value
-    from .expr_vector import Broadcast  # the vector nodes need this module's classes
+    from .expr_vector import Broadcast, lanes_expr  # the vector nodes need this module
 
     if n == 1 and dt.lanes(dtype) != 1:  # a scalar into every lane, as tvm::cast
-        return Broadcast(cast(value, dt.element_of(dtype)), dt.lanes(dtype))
+        return Broadcast(cast(value, dt.element_of(dtype)), lanes_expr(dt.lanes(dtype)))
     if isinstance(value, Broadcast):  # cast the one value, as tvm::cast
         return Broadcast(cast(value.value, dt.element_of(dtype)), value.lanes)
     if _is_const(value):

@@ -47,6 +47,10 @@ class BufferVar:
     def dtype(self) -> str:
         return self.buffer.dtype
 
+    def asobject(self):
+        """The buffer (a ``tir.PrimFunc`` parameter given as this BufferVar is that buffer)."""
+        return self.buffer
+
     @property
     def data(self) -> Var:
         return self.buffer.data
@@ -143,6 +147,12 @@ class IRBuilder:
                           axis_separators=axis_separators)
         self.emit(lambda body: S.Allocate(buf.data, dtype, shape, IntImm("bool", 1), body,
                                           scope=buf.scope))
+        return BufferVar(self, buf)
+
+    def pointer(self, content_type: str, name: str = "ptr", scope: str = "") -> BufferVar:
+        """A pointer to ``content_type`` elements (a one-element buffer ``name`` to load and
+        store through, which a ``tir.PrimFunc`` takes as a parameter), as TVM's."""
+        buf = decl_buffer([1], content_type, name, scope=scope or "global")
         return BufferVar(self, buf)
 
     def buffer_ptr(self, buf) -> BufferVar:

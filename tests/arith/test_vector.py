@@ -26,6 +26,18 @@ def test_ramps_and_broadcasts_combine(before, after):
     tvm.ir.assert_structural_equal(arith.Analyzer().simplify(before), after)
 
 
+VS4 = tir.vscale() * 4
+
+
+@pytest.mark.parametrize("before, after", [
+    (tir.Add(tir.Ramp(8, 1, VS4), tir.Broadcast(4, VS4)), tir.Ramp(12, 1, VS4)),
+    (tir.Mul(tir.Ramp(i, 1, VS4), tir.Broadcast(2, VS4)), tir.Ramp(i * 2, 2, VS4)),
+    (tir.Add(tir.Broadcast(i, VS4), tir.Broadcast(1, VS4)), tir.Broadcast(i + 1, VS4)),
+])
+def test_scalable_ramps_and_broadcasts_combine_by_the_same_rules(before, after):
+    tvm.ir.assert_structural_equal(arith.Analyzer().simplify(before), after)
+
+
 def test_the_simplify_pass_reaches_inside_vectors():
     @T.prim_func(private=True)
     def before(A: T.Buffer((64,), "float32"), x: T.float32):

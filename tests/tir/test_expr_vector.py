@@ -26,9 +26,69 @@ def test_an_unknown_vector_dtype_is_refused(bad):
         dt.check_dtype(bad)
 
 
-def test_a_scalable_vector_dtype_is_refused_with_the_reason():
-    with pytest.raises(TVMError, match="scalable vectors"):
-        dt.check_dtype("float32xvscalex4")
+def test_a_scalable_vector_dtype_counts_its_lanes_as_tvm_python_does():
+    # T.vscale() * 4 lanes: -4, as TVM's DataType("float32xvscalex4").lanes
+    assert dt.check_dtype("float32xvscalex4") == "float32xvscalex4"
+    assert dt.lanes("float32xvscalex4") == -4 and dt.is_scalable("int8xvscalex16")
+    assert dt.vscale_factor("float32xvscalex4") == 4 and not dt.is_scalable("float32x4")
+    assert dt.element_of("float32xvscalex4") == "float32"
+    assert dt.with_lanes("float32", -8) == "float32xvscalex8"
+    with pytest.raises(TVMError, match="not a scalable vector"):
+        dt.vscale_factor("float32x4")
+
+
+@pytest.mark.parametrize("bad", ["float32xvscalex", "handlexvscalex4", "float32xvscalex0"])
+def test_an_unknown_scalable_dtype_is_refused(bad):
+    with pytest.raises(TVMError, match="unknown dtype"):
+        dt.check_dtype(bad)
+
+
+def test_the_empty_dtype_is_void_and_uint1_is_a_lane_mask():
+    assert dt.check_dtype("") == "void"  # T.call_extern("f", dtype=""): returns nothing
+    assert dt.check_dtype("uint1x4") == "uint1x4" and dt.bits("uint1x4") == 1
+
+
+def test_scalable_ramp_and_broadcast_keep_vscale_times_k_lanes():
+    vs = tir.vscale()
+    ramp = tir.Ramp(0, 1, 4 * vs)  # stored as T.vscale() * 4, as TVM stores it
+    assert ramp.dtype == "int32xvscalex4" and str(ramp) == "T.Ramp(0, 1, T.vscale() * 4)"
+    assert tir.Broadcast(tir.FloatImm("float32", 1.0), vs * 8).dtype == "float32xvscalex8"
+    A = tir.decl_buffer((16,), "float32", name="A")
+    assert tir.BufferLoad(A, [ramp]).dtype == "float32xvscalex4"
+    assert (ramp < tir.Broadcast(3, vs * 4)).dtype == "boolxvscalex4"
+    with pytest.raises(TVMError, match=r"T.vscale\(\) \* k"):
+        tir.Ramp(0, 1, vs + 4)
+
+
+def test_a_constant_of_a_vector_dtype_is_a_broadcast():
+    # as tvm::make_const: the value in every lane
+    assert str(tir.const(1, "float32x4")) == "T.Broadcast(T.float32(1.0), 4)"
+    assert tir.const(0, "int32xvscalex4").dtype == "int32xvscalex4"
+
+
+@T.prim_func
+def scalable(A: T.Buffer((64,), "float32"), B: T.Buffer((64,), "int32"), n: T.int32):
+    A[T.Ramp(0, 1, 4 * T.vscale())] = T.Broadcast(T.float32(1), T.vscale() * 4)
+    A[n * T.vscale() * 4:n * T.vscale() * 4 + T.vscale() * 4] = T.Cast(
+        "float32xvscalex4", B[T.Ramp(0, 1, T.vscale() * 4)])
+    x = T.call_extern("get", dtype="")
+    T.evaluate(x)
+
+
+# TVM 0.27 prints the stores' ramps as slices, their lanes as T.vscale() * 4, and dtype "" as void
+SCALABLE = '''# from tvm.script import tir as T
+
+@T.prim_func
+def scalable(A: T.Buffer((64,), "float32"), B: T.Buffer((64,), "int32"), n: T.int32):
+    A[0:T.vscale() * 4] = T.Broadcast(T.float32(1.0), T.vscale() * 4)
+    A[n * T.vscale() * 4:n * T.vscale() * 4 + T.vscale() * 4] = T.Cast("float32xvscalex4", B[T.Ramp(0, 1, T.vscale() * 4)])
+    x: T.void = T.call_extern("void", "get")
+    T.evaluate(x)'''
+
+
+def test_scalable_vectors_print_as_tvm_prints_them_and_parse_back():
+    assert scalable.script() == SCALABLE
+    tvm.ir.assert_structural_equal(from_source(SCALABLE), scalable)
 
 
 def test_ramp_and_broadcast_have_vector_dtypes():
@@ -53,7 +113,7 @@ def test_a_scalar_beside_a_vector_is_broadcast():
 
 
 @pytest.mark.parametrize("make, why", [
-    (lambda: tir.Ramp(0, 1, tir.Var("n", "int32")), "lanes must be a constant"),
+    (lambda: tir.Ramp(0, 1, tir.Var("n", "int32")), "lanes must be a constant integer or"),
     (lambda: tir.Ramp(0, 1, 0), "at least 1"),
     (lambda: tir.Broadcast(tir.Ramp(0, 1, 4), 4), "must be a scalar"),
 ])

@@ -50,6 +50,9 @@ def visit_class_def(parser, node: ast.ClassDef) -> Any:
                 proxy = ModuleWithGlobalVars(node.name)
                 parser.var_table.add(node.name, proxy)
                 parser.state["ir.module_name"] = node.name
+                # @I.ir_module(check_well_formed=False) also spares the functions inside
+                parser.state["ir.check_well_formed"] = _module_kwargs(parser, node).get(
+                    "check_well_formed", True)
                 with parser.with_dispatch_token("ir"):
                     for stmt in node.body:
                         if not isinstance(stmt, ast.FunctionDef):

@@ -243,7 +243,8 @@ def visit_function_def(parser, node: ast.FunctionDef):
     decorator = _decorator(parser, node)
     kwargs = dict(getattr(decorator, "decorator_kwargs", {}) or {})
     private = bool(kwargs.get("private", kwargs.get("is_private", False)))
-    check = kwargs.get("check_well_formed", True)
+    check = kwargs.get("check_well_formed", True) and parser.state.get(
+        "ir.check_well_formed", True)
     namespace = getattr(decorator, "tir_namespace", "tir")
     parser.dialect_builtins.setdefault(TOKEN, {})["range"] = T.range_sugar
     standalone = not (IRBuilder.is_in_scope() and IRBuilder.current().frames)

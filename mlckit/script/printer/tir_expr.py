@@ -189,12 +189,17 @@ def _buffer_load(node: E.BufferLoad, d: IRDocsifier) -> D.Doc:
 # -- vectors --------------------------------------------------------------------------------
 @register(Ramp)
 def _ramp(node: Ramp, d: IRDocsifier) -> D.Doc:
-    return d.TIR("Ramp").call(d.expr(node.base), d.expr(node.stride), D.LiteralDoc(node.lanes))
+    return d.TIR("Ramp").call(d.expr(node.base), d.expr(node.stride), _lanes_doc(node.lanes, d))
 
 
 @register(Broadcast)
 def _broadcast(node: Broadcast, d: IRDocsifier) -> D.Doc:
-    return d.TIR("Broadcast").call(d.expr(node.value), D.LiteralDoc(node.lanes))
+    return d.TIR("Broadcast").call(d.expr(node.value), _lanes_doc(node.lanes, d))
+
+
+def _lanes_doc(lanes, d: IRDocsifier) -> D.Doc:
+    """``4``, or ``T.vscale() * 4`` for a scalable vector."""
+    return d.expr(lanes) if isinstance(lanes, E.PrimExpr) else D.LiteralDoc(lanes)
 
 
 def store_index_doc(index, d: IRDocsifier) -> D.Doc:
@@ -202,7 +207,9 @@ def store_index_doc(index, d: IRDocsifier) -> D.Doc:
     ``A[0:8:2] = …``), as TVM prints it; loads keep ``A[T.Ramp(0, 1, 4)]`` (a slice there
     would be a region)."""
     if isinstance(index, Ramp) and isinstance(index.stride, E.IntImm):
-        stop = E.add(index.base, E.mul(E.IntImm(index.stride.dtype, index.lanes), index.stride))
+        lanes = index.lanes if isinstance(index.lanes, E.PrimExpr) else E.IntImm(
+            index.stride.dtype, index.lanes)
+        stop = E.add(index.base, E.mul(lanes, index.stride))
         step = None if index.stride.value == 1 else d.expr(index.stride)
         return D.SliceDoc(d.expr(index.base), d.expr(stop), step)
     return d.expr(index)

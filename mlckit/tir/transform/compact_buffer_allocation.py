@@ -40,7 +40,14 @@ After::
 
 A buffer is left as it is when an index cannot be bounded (not affine in the loop
 variables), when the region's extent is not a constant, or when the region is the whole
-buffer.  As in TVM, the pass assumes a buffer's values do not flow from one iteration of the
+buffer.  As TVM's pass, the region also follows these rules: a call taking ``B.data``
+accesses all of ``B`` (or the block's ``T.reads`` / ``T.writes`` region of ``B`` when it names
+one); a ``T.match_buffer`` of a region of ``B`` accesses that region (rebased with the
+rest); the conditions of an ``if``, a ``T.if_then_else`` and a ``T.where`` bound the loop
+variables of the accesses under them (``2 <= i and i < 18``, ``if i:`` meaning ``i != 0``);
+a shared buffer spans the ``threadIdx`` / ``vthread`` loops around it (a warp buffer the
+``threadIdx.x`` one); an index named by a ``LetStmt`` is its value; and lowered TIR's
+``T.allocate`` is compacted too, unless two buffers view it.  As in TVM, the pass assumes a buffer's values do not flow from one iteration of the
 LCA to the next (true of what ``cache_read`` / ``cache_write`` create).
 
 With ``gpu=True`` (the CUDA backend), as TVM does for thread-bound code, a ``"shared"``
@@ -58,6 +65,7 @@ from __future__ import annotations
 
 from mlckit.arith.analyzer import Analyzer, substitute
 from mlckit.error import TVMTypeError
+from mlckit.tir import dtype as dt
 from mlckit.tir import expr as E
 from mlckit.tir import stmt as S
 from mlckit.tir.analysis.block_access_region import (
@@ -71,13 +79,15 @@ from mlckit.tir.buffer import BufferRegion, decl_buffer
 from mlckit.tir.expr import BufferLoad, PrimExpr, Range
 from mlckit.tir.expr_functor import load_with, map_loads
 from mlckit.tir.function import PrimFunc
+from mlckit.tir.stmt_functor import post_order_visit
 
 from ._pass import make_pass
 
 __all__ = ["CompactBufferAllocation", "compact_buffer_allocation"]
 
 
-def compact_buffer_allocation(func: PrimFunc, gpu: bool = False, move: bool = True) -> PrimFunc:
+def compact_buffer_allocation(func: PrimFunc, gpu: bool = False, move: bool = True,
+                              is_strict: bool = True) -> PrimFunc:
     """``func`` with every allocated buffer shrunk to the region one LCA iteration uses
     (``gpu``: thread-aware, see the module's docstring).  ``move=False`` (the pass
     ``CompactBufferAllocation()``, as TVM's) leaves each allocation where it is and shrinks
@@ -110,8 +120,10 @@ def compact_buffer_allocation(func: PrimFunc, gpu: bool = False, move: bool = Tr
     for key, buf in collector.allocated.items():
         if key in collector.matched:  # viewed by a T.match_buffer: offsets are absolute
             continue
+        if key in collector.opaque:  # a call takes all of it
+            continue
         depth = None if move else collector.depth[key]
-        plan = _plan(buf, collector.accesses.get(key, []), gpu, depth)
+        plan = _plan(buf, collector.accesses.get(key, []), gpu, depth, is_strict)
         if plan is not None:
             plans[key] = plan
     if not plans:
@@ -127,7 +139,9 @@ def CompactBufferAllocation(is_strict: bool | PrimFunc = True):  # noqa: N802 - 
 
     As TVM's, the pass only shrinks: each buffer stays allocated where it is (run
     ``PlanAndUpdateBufferAllocationLocation`` first to move it to where it is used, as the
-    default pipeline does).  Given a PrimFunc instead of ``is_strict`` (mlckit's earlier
+    default pipeline does).  ``is_strict=False`` lets a region larger than the buffer's shape
+    (a padded tile read past the end) become the new shape; strict, a buffer never grows.
+    Given a PrimFunc instead of ``is_strict`` (mlckit's earlier
     spelling), it returns the PrimFunc compacted and moved in one step
     (``compact_buffer_allocation(func)``).
 
@@ -139,7 +153,8 @@ def CompactBufferAllocation(is_strict: bool | PrimFunc = True):  # noqa: N802 - 
     if isinstance(is_strict, PrimFunc):
         return compact_buffer_allocation(is_strict)
     return make_pass("CompactBufferAllocation",
-                     lambda func: compact_buffer_allocation(func, move=False))
+                     lambda func: compact_buffer_allocation(func, move=False,
+                                                            is_strict=is_strict))
 
 
 # -- analysis ---------------------------------------------------------------------------------
@@ -156,6 +171,9 @@ class _Collector:
     """Every access of every allocated buffer, with its loops and loop-variable indices."""
 
     def __init__(self):
+        self.data_vars: dict[int, object] = {}  # id(buffer.data) -> the allocated buffer
+        self.opaque: set[int] = set()  # ids of buffers whose data a call takes as a whole
+        self.annotated: list[dict] = []  # per enclosing block: id(buffer) -> its regions
         self.allocated: dict[int, object] = {}
         self.depth: dict[int, int] = {}  # id(buffer) -> how many loops enclose its block
         self.accesses: dict[int, list] = {}
@@ -171,9 +189,49 @@ class _Collector:
             self.accesses.setdefault(id(buf), []).append(
                 _Access(tuple(self.loops), idx, tuple(self.predicates), carried))
 
+    def under(self, cond, visit, x):
+        """``visit(x)`` with ``cond`` holding (a branch of an ``if``): as TVM's
+        ConditionalBoundsContext, it bounds the loop variables of the accesses there."""
+        self.predicates.append(substitute(cond, self.bindings))
+        visit(x)
+        self.predicates.pop()
+
+    def allocate(self, buf):
+        self.allocated[id(buf)] = buf
+        self.depth[id(buf)] = len(self.loops)
+        self.data_vars[id(buf.data)] = buf
+
+    def opaque_use(self, buf):
+        """``buf.data`` used as a whole (``T.call_extern(..., B.data)``): as TVM, the access is
+        the block's read/write annotation of ``buf`` when it has one, else all of ``buf``."""
+        regions = self.annotated[-1].get(id(buf)) if self.annotated else None
+        if not regions:
+            self.opaque.add(id(buf))
+            return
+        for region in regions:  # its first and last element bound the region
+            self.record(buf, [r.min for r in region.region])
+            self.record(buf, [E.sub(E.add(r.min, r.extent), 1) for r in region.region])
+
     def expr(self, e):
         if isinstance(e, BufferLoad):
             self.record(e.buffer, e.indices)
+        if isinstance(e, E.Var) and id(e) in self.data_vars:
+            self.opaque_use(self.data_vars[id(e)])
+        if isinstance(e, E.Let) and dt.is_int(e.value.dtype):
+            self.expr(e.value)
+            saved = self.bindings.get(id(e.var))
+            self.bindings[id(e.var)] = substitute(e.value, self.bindings)
+            self.expr(e.body)
+            self.bindings.pop(id(e.var))
+            if saved is not None:
+                self.bindings[id(e.var)] = saved
+            return
+        if isinstance(e, E.Call) and getattr(e.op, "name", "") == "tir.if_then_else":
+            cond = e.args[0]
+            self.expr(cond)
+            self.under(cond, self.expr, e.args[1])
+            self.under(E.Not(cond), self.expr, e.args[2])
+            return
         if isinstance(e, PrimExpr) and not isinstance(e, E.Var):
             for name in e.field_names():
                 v = getattr(e, name)
@@ -198,16 +256,21 @@ class _Collector:
             self.expr(s.predicate)
             block = s.block
             for buf in block.alloc_buffers:
-                self.allocated[id(buf)] = buf
-                self.depth[id(buf)] = len(self.loops)
-            for m in block.match_buffers:
-                self.matched.add(id(m.source.buffer))
+                self.allocate(buf)
+            notes: dict = {}
+            for r in list(block.reads) + list(block.writes):
+                notes.setdefault(id(r.buffer), []).append(r)
+            self.annotated.append(notes)
             saved = dict(self.bindings)
             n_pred = len(self.predicates)
             if not (isinstance(s.predicate, E.IntImm) and s.predicate.value):
                 self.predicates.append(substitute(s.predicate, saved))
             for iv, value in zip(block.iter_vars, s.iter_values):
                 self.bindings[id(iv.var)] = substitute(value, saved)
+            for m in block.match_buffers:  # a view of a region accesses all of the region
+                src = m.source
+                self.record(src.buffer, [r.min for r in src.region])
+                self.record(src.buffer, [E.sub(E.add(r.min, r.extent), 1) for r in src.region])
             # as TVM's LCA detector: a block's writes carry values across the loops its
             # reduction (or opaque) iterators are bound to (B_rf[vj] += ... over loop i)
             used = set()
@@ -222,6 +285,43 @@ class _Collector:
             self.carried = saved_carried
             self.bindings = saved
             del self.predicates[n_pred:]
+            self.annotated.pop()
+            return
+        if isinstance(s, S.IfThenElse):
+            self.expr(s.condition)
+            self.under(s.condition, self.stmt, s.then_case)
+            if s.else_case is not None:
+                self.under(E.Not(s.condition), self.stmt, s.else_case)
+            return
+        if isinstance(s, S.LetStmt) and dt.is_int(s.value.dtype):
+            self.expr(s.value)  # an index bound by a let is its value, as TVM binds it
+            self.bindings[id(s.var)] = substitute(s.value, self.bindings)
+            self.stmt(s.body)
+            self.bindings.pop(id(s.var))
+            return
+        if isinstance(s, S.Allocate):  # lowered TIR: Allocate + DeclBuffer of one buffer
+            self.expr(s.condition)
+            for x in s.extents:
+                self.expr(x)
+            views: dict = {}  # as TVM: a buffer viewed through two declarations stays
+
+            def view(x):
+                buf = getattr(x, "buffer", None)
+                if isinstance(x, (S.DeclBuffer, S.BufferStore, BufferLoad)) \
+                        and buf.data is s.buffer_var:
+                    views[id(buf)] = buf
+
+            post_order_visit(s.body, view)
+            if len(views) == 1 and next(iter(views.values())).dtype == s.dtype:
+                self.allocate(next(iter(views.values())))
+            self.stmt(s.body)
+            return
+        if isinstance(s, S.AttrStmt) and s.attr_key in ("thread_extent", "virtual_thread") \
+                and isinstance(s.node, E.IterVar):
+            self.expr(s.value)  # T.launch_thread: a loop over the thread index
+            self.loops.append(_ThreadLoop(s.node, s.value))
+            self.stmt(s.body)
+            self.loops.pop()
             return
         if isinstance(s, S.BufferStore):
             self.record(s.buffer, s.indices, self.carried)
@@ -243,6 +343,15 @@ class _Collector:
                         self.expr(x)
 
 
+class _ThreadLoop:
+    """A ``T.launch_thread`` (``AttrStmt("thread_extent")``) seen as the loop it stands for."""
+
+    def __init__(self, iv, extent):
+        self.loop_var, self.thread_binding = iv.var, iv
+        self.min, self.extent = E.IntImm(extent.dtype, 0), extent
+        self.kind = S.ForKind.THREAD_BINDING
+
+
 class _Plan:
     def __init__(self, old, new, starts: list, lca, move: bool = True):
         self.old, self.new, self.starts, self.lca = old, new, starts, lca
@@ -257,6 +366,8 @@ def _relaxed_thread(loop, scope: str) -> bool:
         return False
     if scope.startswith("shared"):
         return tb.thread_tag.startswith(("threadIdx", "vthread"))
+    if scope == "warp":  # a warp buffer is indexed by the lane: threadIdx.x
+        return tb.thread_tag == "threadIdx.x"
     return scope == "global"
 
 
@@ -300,6 +411,58 @@ def _intern(e, table: dict):
     return table[key]
 
 
+_FLIP = {E.LT: E.GT, E.LE: E.GE, E.GT: E.LT, E.GE: E.LE, E.EQ: E.EQ, E.NE: E.NE}
+_NEGATE = {E.LT: E.GE, E.LE: E.GT, E.GT: E.LE, E.GE: E.LT, E.EQ: E.NE, E.NE: E.EQ}
+
+
+def _facts(cond, negate=False):
+    """The conjuncts ``cond`` (negated: ``not cond``) implies, each a comparison or a
+    variable; a disjunction implies none of its parts."""
+    if isinstance(cond, E.Not):
+        yield from _facts(cond.a, not negate)
+    elif isinstance(cond, E.And) and not negate or isinstance(cond, E.Or) and negate:
+        yield from _facts(cond.a, negate)
+        yield from _facts(cond.b, negate)
+    elif type(cond) in _NEGATE:
+        yield type(cond)(cond.a, cond.b) if not negate else _NEGATE[type(cond)](cond.a, cond.b)
+    elif isinstance(cond, E.Var) and dt.is_int(cond.dtype):  # `if i:` is i != 0
+        yield E.EQ(cond, E.IntImm(cond.dtype, 0)) if negate else E.NE(
+            cond, E.IntImm(cond.dtype, 0))
+
+
+def _narrow(dom: dict, loop_vars: dict, predicates) -> None:
+    """Tighten the constant ranges in ``dom`` (id(var) -> Range) by the comparisons of a
+    loop variable with a constant that ``predicates`` imply."""
+    for pred in predicates:
+        for fact in _facts(pred):
+            cls, a, b = type(fact), fact.a, fact.b
+            if isinstance(a, E.IntImm) and isinstance(b, E.Var):
+                cls, a, b = _FLIP[cls], b, a
+            if not (isinstance(a, E.Var) and id(a) in dom and isinstance(b, E.IntImm)):
+                continue
+            rng = dom[id(a)]
+            if not (isinstance(rng.min, E.IntImm) and isinstance(rng.extent, E.IntImm)):
+                continue
+            lo, hi, c = rng.min.value, rng.min.value + rng.extent.value - 1, b.value
+            if cls is E.LT:
+                hi = min(hi, c - 1)
+            elif cls is E.LE:
+                hi = min(hi, c)
+            elif cls is E.GT:
+                lo = max(lo, c + 1)
+            elif cls is E.GE:
+                lo = max(lo, c)
+            elif cls is E.EQ:
+                lo, hi = max(lo, c), min(hi, c)
+            elif cls is E.NE and c == lo:
+                lo += 1
+            elif cls is E.NE and c == hi:
+                hi -= 1
+            if lo <= hi:
+                dom[id(a)] = Range(E.IntImm(rng.min.dtype, lo), E.IntImm(rng.extent.dtype,
+                                                                        hi - lo + 1))
+
+
 def _conjuncts(predicates):
     for p in predicates:
         stack = [p]
@@ -311,7 +474,8 @@ def _conjuncts(predicates):
                 yield c
 
 
-def _plan(buf, accesses: list, gpu: bool = False, alloc_depth: int | None = None):
+def _plan(buf, accesses: list, gpu: bool = False, alloc_depth: int | None = None,
+          is_strict: bool = True):
     """The compacted buffer, the region start per dimension, the LCA loop (or None);
     ``alloc_depth`` given, the LCA is the allocation's place (that many loops deep)."""
     if not accesses:
@@ -337,9 +501,11 @@ def _plan(buf, accesses: list, gpu: bool = False, alloc_depth: int | None = None
             acc.predicates = tuple(_intern(p, table) for p in acc.predicates)
     for n, acc in enumerate(accesses):
         relaxed = list(acc.loops[lca_depth:])
-        if gpu:
+        if gpu or alloc_depth is not None:  # TVM's pass is always thread-aware
             relaxed += [lp for lp in acc.loops[:lca_depth] if _relaxed_thread(lp, buf.scope)]
         dom = {id(loop.loop_var): Range(loop.min, loop.extent) for loop in relaxed}
+        if acc.predicates:
+            _narrow(dom, {id(lp.loop_var): lp.loop_var for lp in relaxed}, acc.predicates)
         # a loop of extent 1 is its minimum (as TVM's analyzer binds it): the accesses of a
         # block under ``for i_0 in T.thread_binding(1, ...)`` and of one whose binding has no
         # ``i_0`` (compute_at wrote it as 0) then cover the same region
@@ -348,7 +514,7 @@ def _plan(buf, accesses: list, gpu: bool = False, alloc_depth: int | None = None
         for d, index in enumerate(acc.indices):
             index = substitute(index, units)
             s = eval_set(index, dom)
-            if gpu and acc.predicates:
+            if (gpu or alloc_depth is not None) and acc.predicates:
                 s = _tighten(s, index, acc.predicates, dom)
             if s is None:
                 return None
@@ -360,7 +526,10 @@ def _plan(buf, accesses: list, gpu: bool = False, alloc_depth: int | None = None
         lo, hi = (Linear.of(s.expr),) * 2 if not hasattr(s, "lo") else (s.lo, s.hi)
         extent = hi.sub(lo)
         old = buf.shape[d]
-        if not extent.is_const() or (isinstance(old, E.IntImm) and extent.const + 1 >= old.value):
+        grows = not is_strict and isinstance(old, E.IntImm) and extent.is_const() \
+            and extent.const + 1 > old.value  # not strict: the region may exceed the shape
+        if not grows and (not extent.is_const()
+                          or isinstance(old, E.IntImm) and extent.const + 1 >= old.value):
             shape.append(old)
             starts.append(E.IntImm(_dtype(old), 0))
             continue
@@ -387,6 +556,9 @@ class _Rewriter:
             if plan.lca is not None and plan.move:
                 self.by_lca.setdefault(id(plan.lca), []).append(plan)
         self.params = params
+        # B.data in an opaque call (annotated with a region of B) is the new buffer's data
+        self.data = {id(p.old.data): p.new.data for p in plans.values()}
+        self.allocated = {id(p.old.data): p for p in plans.values()}  # Allocate's var -> plan
         self.visible: list = list(params)  # buffers allocated in enclosing blocks
         self.bindings: dict[int, PrimExpr] = {}
         self.ana = Analyzer()
@@ -408,7 +580,8 @@ class _Rewriter:
                 return load_with(load, indices)
             return BufferLoad(plan.new, self.index(plan, indices))
 
-        return map_loads(e, on_load)
+        e = map_loads(e, on_load)
+        return substitute(e, self.data) if self.data and isinstance(e, PrimExpr) else e
 
     def region(self, r: BufferRegion) -> BufferRegion:
         plan = self.plans.get(id(r.buffer))
@@ -436,6 +609,7 @@ class _Rewriter:
             del self.visible[n_visible:]
             reads = [self.region(r) for r in block.reads]
             writes = [self.region(r) for r in block.writes]
+            matches = [m.replace(source=self.region(m.source)) for m in block.match_buffers]
             self.bindings = saved
             allocs = []
             for buf in block.alloc_buffers:
@@ -445,7 +619,7 @@ class _Rewriter:
                 elif plan.lca is None or not plan.move:
                     allocs.append(plan.new)
             new_block = block.replace(body=body, init=init, reads=reads, writes=writes,
-                                      alloc_buffers=allocs)
+                                      alloc_buffers=allocs, match_buffers=matches)
             values = [self.expr(v) for v in s.iter_values]
             return s.replace(block=new_block, iter_values=values,
                              predicate=self.expr(s.predicate))
@@ -458,6 +632,12 @@ class _Rewriter:
             return s.replace(value=value, indices=indices)
         if isinstance(s, S.SeqStmt):
             return S.stmt_seq(*[self.stmt(x) for x in s.seq])
+        if isinstance(s, S.Allocate) and id(s.buffer_var) in self.allocated:
+            plan = self.allocated[id(s.buffer_var)]
+            body = self.stmt(s.body)
+            return s.replace(buffer_var=plan.new.data, extents=list(plan.new.shape), body=body)
+        if isinstance(s, S.DeclBuffer) and id(s.buffer) in self.plans:
+            return S.DeclBuffer(self.plans[id(s.buffer)].new, self.stmt(s.body))
         changes = {}
         for name in s.field_names():
             v = getattr(s, name)

@@ -14,10 +14,17 @@ vector — that statement (the smallest one holding it) becomes a serial loop ov
 instead (``for j_s in range(4):``), as TVM scalarizes it.  ``VectorizeLoop(False)`` turns
 every vectorized loop into a serial one.
 
+A loop of extent ``T.vscale() * k`` becomes scalable vectors (``T.Ramp(0, 1, T.vscale() *
+4)``, dtype ``float32xvscalex4``) when the target has them (Arm SVE: ``-mattr=+sve``; the
+target is the function's ``"target"`` attribute, a ``T.attr(target, "target", 0)`` around
+the loop, or the ``with target:`` in force); any other extent that is not a positive
+constant is an error.  mlckit's backends refuse scalable vectors: they exist at the IR level.
+
 Differences from TVM, which mlckit does not need: no buffer-level predication (an SVE
-feature), no scalable vectors (``T.vscale()`` is refused with an error), and an allocation
-or a ramp of ramps inside the loop is scalarized rather than widened (TVM would build a
-Shuffle).
+feature), an allocation or a ramp of ramps inside the loop is scalarized rather than widened
+(TVM would build a Shuffle), an intrinsic with a vector form (``T.exp``) becomes a
+scalable call inside a scalable loop (TVM stops with an internal error there), and a
+vectorized loop inside a vectorized loop is vectorized first (TVM leaves it a loop).
 
 Example::
 
@@ -31,12 +38,20 @@ import warnings
 from mlckit.arith.analyzer import Analyzer, uses_var
 from mlckit.error import InternalError
 from mlckit.ir.transform import FunctionPass, PassInfo
+from mlckit.target import Target
 from mlckit.tir import dtype as dt
 from mlckit.tir import expr as E
 from mlckit.tir import stmt as S
-from mlckit.tir.expr_vector import Broadcast, Ramp, broadcast_to, lanes_of
+from mlckit.tir.expr_vector import (
+    Broadcast,
+    Ramp,
+    broadcast_to,
+    is_vscale,
+    lanes_of,
+    vscale_factor_of,
+)
 from mlckit.tir.function import PrimFunc
-from mlckit.tir.stmt_functor import node_rewriter
+from mlckit.tir.stmt_functor import node_rewriter, post_order_visit
 
 from ._pass import post_order_rewrite
 
@@ -59,12 +74,22 @@ class _Scalarize(Exception):
     the statement holding it becomes a serial loop over the lanes."""
 
 
-class _Vectorizer:
-    """The body of one vectorized loop rewritten for ``lanes`` lanes of ``var``."""
+def _joint_lanes(*exprs) -> int:
+    """The lanes an operation on ``exprs`` has (TVM: the largest lane count or vscale factor,
+    scalable if one operand is), as ``dtype.lanes`` counts them (-k: ``T.vscale() * k``)."""
+    counts = [lanes_of(e) for e in exprs]
+    widest = max(abs(n) for n in counts)
+    return -widest if any(n < 0 for n in counts) else widest
 
-    def __init__(self, var: E.Var, lanes: int):
-        self.var, self.lanes = var, lanes
-        self.ramp = Ramp(E.IntImm(var.dtype, 0), E.IntImm(var.dtype, 1), lanes)
+
+class _Vectorizer:
+    """The body of one vectorized loop rewritten for the lanes of ``var``: ``extent`` of them
+    (an int, or ``T.vscale() * k`` for scalable vectors)."""
+
+    def __init__(self, var: E.Var, extent):
+        self.var, self.extent = var, extent
+        self.lanes = extent if isinstance(extent, int) else -vscale_factor_of(extent)
+        self.ramp = Ramp(E.IntImm(var.dtype, 0), E.IntImm(var.dtype, 1), extent)
         self.let_binding: dict[int, E.PrimExpr] = {}
         self.analyzer = Analyzer()
 
@@ -96,7 +121,7 @@ class _Vectorizer:
         if a is e.a and b is e.b:
             return e
         build = E.add if isinstance(e, E.Add) else E.sub
-        lanes = max(lanes_of(a), lanes_of(b))
+        lanes = _joint_lanes(a, b)
         if lanes != 1:
             if lanes_of(a) == 1 and isinstance(b, Ramp):
                 zero = E.const(0, b.stride.dtype)
@@ -109,18 +134,22 @@ class _Vectorizer:
         a, b = self.expr(e.a), self.expr(e.b)
         if a is e.a and b is e.b:
             return e
-        if isinstance(a, Ramp) and lanes_of(b) == 1 and self.analyzer.can_prove(b > 0):
+        la, lb = lanes_of(a), lanes_of(b)
+        if la != 1 and lb != 1 and (la < 0) != (lb < 0):
+            raise InternalError("Fixed length and scalable vectors can't be mixed in "
+                                "multiplication.")
+        if isinstance(a, Ramp) and lb == 1 and self.analyzer.can_prove(b > 0):
             return Ramp(E.mul(a.base, b), E.mul(a.stride, b), a.lanes)
-        if isinstance(b, Ramp) and lanes_of(a) == 1 and self.analyzer.can_prove(a > 0):
+        if isinstance(b, Ramp) and la == 1 and self.analyzer.can_prove(a > 0):
             return Ramp(E.mul(b.base, a), E.mul(b.stride, a), b.lanes)
-        lanes = max(lanes_of(a), lanes_of(b))
+        lanes = _joint_lanes(a, b)
         return E.Mul(broadcast_to(a, lanes), broadcast_to(b, lanes))
 
     def binary(self, e):
         a, b = self.expr(e.a), self.expr(e.b)
         if a is e.a and b is e.b:
             return e
-        lanes = max(lanes_of(a), lanes_of(b))
+        lanes = _joint_lanes(a, b)
         return type(e)(broadcast_to(a, lanes), broadcast_to(b, lanes))
 
     def not_(self, e: E.Not):
@@ -131,9 +160,20 @@ class _Vectorizer:
         base, stride = self.expr(e.base), self.expr(e.stride)
         if base is e.base and stride is e.stride:
             return e
-        if isinstance(base, Ramp) and lanes_of(stride) == 1 and self.analyzer.can_prove(
-                E.EQ(base.stride, E.mul(stride, E.const(base.lanes, stride.dtype)))):
-            return Ramp(base.base, stride, e.lanes * base.lanes)
+        if dt.is_scalable(base.dtype):
+            raise InternalError("Creating scalable vectors from existing vectors is not "
+                                "supported.")
+        if dt.is_scalable(stride.dtype):
+            raise InternalError("Ramp stride with scalable dtype is not supported")
+        if lanes_of(base) == 1 and lanes_of(stride) == 1:  # a let-bound scalar substituted
+            return Ramp(base, stride, e.lanes)
+        if lanes_of(stride) == 1:
+            if not isinstance(e.lanes, int):
+                raise InternalError("Vectorizing over existing scalable vectors is not "
+                                    "supported.")
+            if isinstance(base, Ramp) and self.analyzer.can_prove(
+                    E.EQ(base.stride, E.mul(stride, E.const(base.lanes, stride.dtype)))):
+                return Ramp(base.base, stride, e.lanes * base.lanes)
         raise _Scalarize  # a ramp of ramps: TVM builds a Shuffle, mlckit keeps lanes apart
 
     def broadcast(self, e: Broadcast):
@@ -146,7 +186,7 @@ class _Vectorizer:
         c, t, f = self.expr(e.condition), self.expr(e.true_value), self.expr(e.false_value)
         if c is e.condition and t is e.true_value and f is e.false_value:
             return e
-        lanes = max(lanes_of(c), lanes_of(t), lanes_of(f))
+        lanes = _joint_lanes(c, t, f)
         return E.Select(broadcast_to(c, lanes), broadcast_to(t, lanes), broadcast_to(f, lanes))
 
     def cast(self, e: E.Cast):
@@ -181,14 +221,16 @@ class _Vectorizer:
             t, f = self.expr(e.args[1]), self.expr(e.args[2])
             if cond is e.args[0] and t is e.args[1] and f is e.args[2]:
                 return e
-            lanes = max(lanes_of(t), lanes_of(f))
+            lanes = _joint_lanes(t, f)
             return E.Call(dt.with_lanes(e.dtype, lanes), e.op,
                           [cond, broadcast_to(t, lanes), broadcast_to(f, lanes)])
         if name == "tir.reinterpret":
             value = self.expr(e.args[0])
             if value is e.args[0]:
                 return e
-            n = dt.bits(value.dtype) * lanes_of(value) // dt.bits(e.dtype)
+            n = lanes_of(value)
+            if n > 0:  # a scalable vector keeps its vscale factor, as TVM
+                n = dt.bits(value.dtype) * n // dt.bits(e.dtype)
             return E.Call(dt.with_lanes(e.dtype, n), e.op, [value])
         if name not in VECTORIZABLE_OPS:
             args = [self.expr(a) for a in e.args]
@@ -199,7 +241,7 @@ class _Vectorizer:
         args = list(e.args[:skip]) + [self.expr(a) for a in e.args[skip:]]
         if all(a is b for a, b in zip(args, e.args)):
             return e
-        lanes = max(lanes_of(a) for a in args[skip:])
+        lanes = _joint_lanes(*args[skip:])
         args = args[:skip] + [broadcast_to(a, lanes) for a in args[skip:]]
         return E.Call(dt.with_lanes(e.dtype, lanes), e.op, args)
 
@@ -218,8 +260,9 @@ class _Vectorizer:
             return s
         idx = E.Var(f"{self.var.name_hint}_s", self.var.dtype)
         body = node_rewriter(lambda x: idx if x is self.var else None)(s)
-        return S.For(idx, E.IntImm(self.var.dtype, 0), E.IntImm(self.var.dtype, self.lanes),
-                     S.ForKind.SERIAL, body)
+        extent = (E.IntImm(self.var.dtype, self.extent) if isinstance(self.extent, int)
+                  else self.extent)
+        return S.For(idx, E.IntImm(self.var.dtype, 0), extent, S.ForKind.SERIAL, body)
 
     def _stmt_uses_var(self, s) -> bool:
         found = []
@@ -237,15 +280,22 @@ class _Vectorizer:
         value = self.expr(s.value)
         if value is s.value and all(a is b for a, b in zip(indices, s.indices)):
             return s
+        if dt.is_scalable(s.buffer.dtype):
+            raise InternalError("Vectorizing over scalable buffer elements is not supported "
+                                "in vectorizer.")
         other = dt.lanes(s.buffer.dtype)
         for i in indices[:-1]:
+            if dt.is_scalable(i.dtype):
+                raise InternalError("Only the last index can be scalable.")
             other *= lanes_of(i)
-        total = max(other * lanes_of(indices[-1]), lanes_of(value))
+        last = lanes_of(indices[-1])
+        total = max(other * abs(last), abs(lanes_of(value)))
         if total % other:
             raise InternalError(f"When storing to buffer {s.buffer.name}, cannot produce "
                                 f"{total} lanes of storage location by changing the last index.")
-        indices[-1] = broadcast_to(indices[-1], total // other)
-        return s.replace(indices=indices, value=broadcast_to(value, total))
+        sign = -1 if last < 0 else 1  # a scalable last index makes the store scalable
+        indices[-1] = broadcast_to(indices[-1], sign * total // other)
+        return s.replace(indices=indices, value=broadcast_to(value, sign * total))
 
     def for_(self, s: S.For):
         if s.kind == S.ForKind.VECTORIZED:
@@ -316,24 +366,78 @@ _STMT = {S.BufferStore: _Vectorizer.store, S.For: _Vectorizer.for_,
          S.DeclBuffer: _Vectorizer.with_body, S.AssertStmt: _Vectorizer.with_body}
 
 
-def _check_extent(loop: S.For) -> int:
+def _target_has_vla(target) -> bool:
+    """Whether ``target`` has scalable vectors (TVM's ``arith::TargetHasVLA``): Arm's SVE
+    (``-mattr=+sve``, ``+sve2``) or RISC-V's vector extension (``+v``)."""
+    if target is None or getattr(target.kind, "device_type", "") != "cpu":
+        return False
+    mattr = target.attrs.get("mattr", [])
+    mattr = [mattr] if isinstance(mattr, str) else list(mattr)
+    if any(a in ("+sve", "+sve2") for a in mattr):
+        return True
+    return "riscv" in str(target.attrs.get("mtriple", "")) and "+v" in mattr
+
+
+def _target_text(target) -> str:
+    """``target`` as TVM prints it (its keys first), or TVM's ``(nullptr)`` for none."""
+    if target is None:
+        return "(nullptr)"
+    keys = ",".join(target.keys)
+    rest = str(target).split(" ", 1)[1:]
+    return " ".join([target.kind.name, f"-keys={keys}", *rest])
+
+
+def _has_vscale(e) -> bool:
+    found = []
+    post_order_visit(e, lambda x: found.append(x) if is_vscale(x) else None)
+    return bool(found)
+
+
+def _extent_text(extent) -> str:
+    factor = vscale_factor_of(extent)
+    if factor is not None:  # TVM's parser has simplified 4 * T.vscale() to this
+        return f"T.vscale() * {factor}"
+    return extent.script() if isinstance(extent, E.PrimExpr) else repr(extent)
+
+
+def _check_extent(loop: S.For, target):
+    """The loop's extent as the vectorizer takes it: an int, or ``T.vscale() * k`` when the
+    target has scalable vectors; an InternalError naming the extent and target otherwise."""
     extent = loop.extent
     if not isinstance(extent, E.IntImm) or extent.value < 1:
-        text = extent.script() if isinstance(extent, E.PrimExpr) else repr(extent)
-        why = ("scalable vectors (T.vscale()) are not supported by mlckit"
-               if "vscale" in text else "the extent must be a positive constant")
-        raise InternalError(f"Failed to vectorize loop with extent {text} for target "
-                            f"(nullptr): {why}")
+        scalable = isinstance(extent, E.PrimExpr) and _has_vscale(extent)
+        if not (scalable and _target_has_vla(target)):
+            raise InternalError(f"Failed to vectorize loop with extent {_extent_text(extent)} "
+                                f"for target {_target_text(target)}")
+        if vscale_factor_of(extent) is None:
+            raise InternalError(f"Failed to vectorize loop with extent {_extent_text(extent)}: "
+                                "a scalable vector has T.vscale() * k lanes for a constant k")
     if not (isinstance(loop.min, E.IntImm) and loop.min.value == 0):
         raise InternalError(f"vectorized loop {loop.loop_var.name_hint} must start at 0, it "
                             f"starts at {loop.min.script()}")
-    return extent.value
+    return extent.value if isinstance(extent, E.IntImm) else extent
 
 
-def _vectorize(node):
-    if isinstance(node, S.For) and node.kind == S.ForKind.VECTORIZED:
-        return _Vectorizer(node.loop_var, _check_extent(node)).stmt(node.body)
-    return node
+def _vectorize_all(stmt, target):
+    """``stmt`` with each ``T.vectorized`` loop vectorized for ``target``, inner loops first
+    (a ``T.attr(target, "target", 0)`` inside names the target of its body)."""
+
+    def rewrite(node):
+        if isinstance(node, S.AttrStmt) and node.attr_key == "target" and isinstance(
+                node.node, Target):
+            body = _vectorize_all(node.body, node.node)
+            return node if body is node.body else node.replace(body=body)
+        if isinstance(node, S.For) and node.kind == S.ForKind.VECTORIZED:
+            # inner vectorized loops first (TVM keeps an inner one as a loop, with a warning;
+            # mlckit vectorizes it, and the outer loop then scalarizes what it cannot widen)
+            body = _vectorize_all(node.body, target)
+            node = node if body is node.body else node.replace(body=body)
+            return _Vectorizer(node.loop_var, _check_extent(node, target)).stmt(node.body)
+        if isinstance(node, E.PrimExpr):
+            return node  # no loops inside an expression
+        return None
+
+    return node_rewriter(rewrite)(stmt)
 
 
 def _serial(node):
@@ -342,15 +446,22 @@ def _serial(node):
     return node
 
 
-def vectorize_loop(func: PrimFunc, enable_vectorize: bool = True) -> PrimFunc:
+def vectorize_loop(func: PrimFunc, enable_vectorize: bool = True, target=None) -> PrimFunc:
     """``func`` with each ``T.vectorized`` loop made vector operations (serial loops when
-    ``enable_vectorize`` is False).
+    ``enable_vectorize`` is False).  ``target`` decides whether a ``T.vscale() * k`` extent
+    can be vectorized: the function's ``"target"`` attribute, else this argument, else the
+    ``with target:`` in force.
 
     Example::
 
         func = vectorize_loop(func)
     """
-    body = post_order_rewrite(func.body, _vectorize if enable_vectorize else _serial)
+    if not enable_vectorize:
+        body = post_order_rewrite(func.body, _serial)
+    else:
+        own = func.attrs.get("target") if func.attrs else None
+        target = own if isinstance(own, Target) else target or Target.current()
+        body = _vectorize_all(func.body, target)
     return func if body is func.body else func.replace(body=body)
 
 

@@ -228,3 +228,18 @@ def test_error_in_a_decorated_function_points_at_the_file_line():
     offending = start + next(n for n, text in enumerate(lines) if "the offending line" in text)
     assert err.value.line == offending
     assert __file__.endswith(err.value.span.source_name.split("/")[-1])
+
+
+def test_a_module_parsed_without_the_well_formed_check_spares_its_functions():
+    # as TVM: @I.ir_module(check_well_formed=False) parses an undefined size, for a pass's
+    # own error to be tested
+    mod = from_source('''
+@I.ir_module(check_well_formed=False)
+class Mod:
+    @T.prim_func
+    def main(A: T.Buffer((4,), "float32")):
+        n = T.int32()
+        for i in range(n):
+            A[0] = T.float32(0)
+''')
+    assert mod["main"].body.extent.name_hint == "n"

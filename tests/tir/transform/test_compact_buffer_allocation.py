@@ -180,3 +180,227 @@ def test_a_buffer_a_reduction_accumulates_across_a_loop_is_not_shrunk_inside_it(
         b = np.zeros(1, "float32")
         build(sum_rf_under_j)(a, b)
         np.testing.assert_allclose(b, [a.sum()], rtol=1e-5)
+
+
+# -- the pass CompactBufferAllocation(): TVM's rules -------------------------------------------
+def compact(func):
+    import mlckit as tvm
+
+    mod = tvm.IRModule({"main": func})
+    return tir.transform.CompactBufferAllocation()(mod)["main"]
+
+
+def assert_compacts_to(before, expected):
+    import mlckit as tvm
+
+    tvm.ir.assert_structural_equal(compact(before), expected)
+
+
+def test_a_buffer_a_call_takes_whole_is_not_compacted():
+    @T.prim_func(private=True)
+    def before(A: T.Buffer((16,), "float32")):
+        B = T.alloc_buffer((16,))
+        for i in range(4):
+            T.evaluate(T.call_extern("int32", "use", B.data))
+            B[i] = A[i]
+
+    assert_compacts_to(before, before)
+
+
+def test_an_annotated_opaque_access_covers_the_annotated_region():
+    @T.prim_func(private=True)
+    def before(A: T.Buffer((64,), "float32")):
+        with T.block("root"):
+            C = T.alloc_buffer((64,))
+            for i in range(8):
+                with T.block(""):
+                    T.reads(A[i])
+                    T.writes(C[i:i + 4])
+                    T.evaluate(T.call_extern("int32", "fill4", C.data))
+                    C[i] = A[i]
+
+    @T.prim_func(private=True)
+    def expected(A: T.Buffer((64,), "float32")):
+        with T.block("root"):
+            C = T.alloc_buffer((11,))
+            for i in range(8):
+                with T.block(""):
+                    T.reads(A[i])
+                    T.writes(C[i:i + 4])
+                    T.evaluate(T.call_extern("int32", "fill4", C.data))
+                    C[i] = A[i]
+
+    assert_compacts_to(before, expected)
+
+
+def test_a_shared_buffer_spans_the_threads_of_its_block():
+    # one copy per thread block: threadIdx varies within it, blockIdx does not
+    @T.prim_func(private=True)
+    def before(A: T.Buffer((64,), "float32"), C: T.Buffer((64,), "float32")):
+        for bx in T.thread_binding(8, thread="blockIdx.x"):
+            for tx in T.thread_binding(8, thread="threadIdx.x"):
+                with T.block(""):
+                    B = T.alloc_buffer((64,), scope="shared")
+                    B[bx * 8 + tx] = A[bx * 8 + tx]
+                    C[bx * 8 + tx] = B[bx * 8 + tx]
+
+    @T.prim_func(private=True)
+    def expected(A: T.Buffer((64,), "float32"), C: T.Buffer((64,), "float32")):
+        for bx in T.thread_binding(8, thread="blockIdx.x"):
+            for tx in T.thread_binding(8, thread="threadIdx.x"):
+                with T.block(""):
+                    B = T.alloc_buffer((8,), scope="shared")
+                    B[tx] = A[bx * 8 + tx]
+                    C[bx * 8 + tx] = B[tx]
+
+    assert_compacts_to(before, expected)
+
+
+def test_a_branch_condition_bounds_the_accesses_under_it():
+    @T.prim_func(private=True)
+    def before(A: T.Buffer((16,), "float32"), C: T.Buffer((20,), "float32")):
+        with T.block("root"):
+            B = T.alloc_buffer((20,))
+            for i in range(16):
+                B[i] = A[i]
+            for i in range(20):
+                C[i] = T.if_then_else(2 <= i and i < 18, B[i - 2], T.float32(0))
+
+    @T.prim_func(private=True)
+    def expected(A: T.Buffer((16,), "float32"), C: T.Buffer((20,), "float32")):
+        with T.block("root"):
+            B = T.alloc_buffer((16,))
+            for i in range(16):
+                B[i] = A[i]
+            for i in range(20):
+                C[i] = T.if_then_else(2 <= i and i < 18, B[i - 2], T.float32(0))
+
+    assert_compacts_to(before, expected)
+
+
+def test_a_lowered_allocation_is_compacted_and_an_integer_condition_is_nonzero():
+    @T.prim_func(private=True)
+    def before():
+        data = T.allocate([12], "int32")
+        A = T.Buffer([12], "int32", data)
+        for i in range(10):
+            if i:
+                A[i] = A[i] + 1
+
+    @T.prim_func(private=True)
+    def expected():
+        data = T.allocate([9], "int32")
+        A = T.Buffer([9], "int32", data)
+        for i in range(10):
+            if i:
+                A[i - 1] = A[i - 1] + 1
+
+    assert_compacts_to(before, expected)
+
+
+def test_an_allocation_two_buffers_view_is_not_compacted():
+    @T.prim_func(private=True)
+    def before():
+        data = T.allocate([1024], "int8")
+        A = T.decl_buffer([1024], "int8", data)
+        B = T.decl_buffer([512], "float16", data)
+        for i in range(10):
+            A[i] = A[i] + T.int8(1)
+        for i in range(10):
+            B[i] = B[i] + T.float16(1)
+
+    assert_compacts_to(before, before)
+
+
+def test_an_index_bound_by_a_let_is_its_value():
+    # rii = rij // 8 spans all 8 rows of C: nothing to shrink
+    @T.prim_func(private=True)
+    def before(A: T.Buffer((8, 8), "float32")):
+        with T.block("root"):
+            C = T.alloc_buffer((8, 8))
+            for rij in range(64):
+                rii: T.int32 = rij // 8
+                C[rii, rij % 8] = A[rii, rij % 8]
+            for i, j in T.grid(8, 8):
+                A[i, j] = C[i, j]
+
+    assert_compacts_to(before, before)
+
+
+def test_a_match_buffer_source_region_is_rebased():
+    @T.prim_func(private=True)
+    def before(A: T.Buffer((16, 16), "float32")):
+        for i in range(16):
+            with T.block(""):
+                B = T.alloc_buffer((16, 16))
+                with T.block(""):
+                    B0 = T.match_buffer(B[i, 0:16], (16,))
+                    for j in range(16):
+                        B0[j] = T.float32(1)
+                for j in range(16):
+                    A[i, j] = B[i, j]
+
+    @T.prim_func(private=True)
+    def expected(A: T.Buffer((16, 16), "float32")):
+        for i in range(16):
+            with T.block(""):
+                B = T.alloc_buffer((1, 16))
+                with T.block(""):
+                    B0 = T.match_buffer(B[0, 0:16], (16,))
+                    for j in range(16):
+                        B0[j] = T.float32(1)
+                for j in range(16):
+                    A[i, j] = B[0, j]
+
+    assert_compacts_to(before, expected)
+
+
+def test_a_block_predicate_bounds_each_index_by_itself():
+    # j * 8 + k < 60: 60 rows and 60 columns of the diagonal, not 64
+    @T.prim_func(private=True)
+    def before():
+        for i in range(4):
+            with T.block(""):
+                A = T.alloc_buffer((256, 256))
+                for j, k in T.grid(8, 8):
+                    with T.block(""):
+                        T.where(j * 8 + k < 60)
+                        A[i * 64 + j * 8 + k, i * 64 + j * 8 + k] = T.float32(1)
+
+    @T.prim_func(private=True)
+    def expected():
+        for _i in range(4):  # the compacted indices no longer use i
+            with T.block(""):
+                A = T.alloc_buffer((60, 60))
+                for j, k in T.grid(8, 8):
+                    with T.block(""):
+                        T.where(j * 8 + k < 60)
+                        A[j * 8 + k, j * 8 + k] = T.float32(1)
+
+    assert_compacts_to(before, expected)
+
+
+def test_only_a_non_strict_compaction_grows_a_buffer_to_its_region():
+    @T.prim_func(private=True)
+    def before(A: T.Buffer((8, 8), "float32")):
+        for i in range(2):
+            with T.block(""):
+                B = T.alloc_buffer((8, 7))
+                for j, k in T.grid(4, 8):
+                    B[i * 4 + j, k] = A[i * 4 + j, k]
+
+    @T.prim_func(private=True)
+    def expected(A: T.Buffer((8, 8), "float32")):
+        for i in range(2):
+            with T.block(""):
+                B = T.alloc_buffer((4, 8))
+                for j, k in T.grid(4, 8):
+                    B[j, k] = A[i * 4 + j, k]
+
+    import mlckit as tvm
+
+    mod = tvm.IRModule({"main": before})
+    loose = tir.transform.CompactBufferAllocation(is_strict=False)(mod)["main"]
+    tvm.ir.assert_structural_equal(loose, expected)
+    strict = compact(before)  # strict: the shape never grows, the rows still shrink
+    assert [int(x) for x in strict.body.block.body.body.block.alloc_buffers[0].shape] == [4, 7]

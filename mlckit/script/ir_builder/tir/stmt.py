@@ -13,7 +13,7 @@ from mlckit.tir import expr as E
 from mlckit.tir import stmt as S
 from mlckit.tir.buffer import Buffer
 from mlckit.tir.expr import IterVar, IterVarType, PrimExpr, Range, Var, convert
-from mlckit.tir.expr_vector import Ramp
+from mlckit.tir.expr_vector import Ramp, vscale_factor_of
 
 from ..base import IRBuilder, IRBuilderError
 from .frames import (
@@ -182,9 +182,12 @@ def _slice_as_ramp(buffer: Buffer, index: slice) -> PrimExpr:
         raise TVMValueError(f"storing to {buffer.name}[{index.start}:]: a vector store needs "
                             "the slice's end")
     lanes = Analyzer().simplify(E.floordiv(E.sub(index.stop, start), step))
+    if vscale_factor_of(lanes):  # T.vscale() * k: a scalable vector store
+        return Ramp(start, step, lanes)
     if not isinstance(lanes, E.IntImm) or lanes.value < 1:
         raise TVMValueError(f"storing to a slice of buffer {buffer.name!r}: its length "
-                            f"({lanes}) must be a positive constant, the lanes of a vector store")
+                            f"({lanes}) must be a positive constant (or T.vscale() * k), the "
+                            "lanes of a vector store")
     return Ramp(start, step, lanes.value)
 
 
