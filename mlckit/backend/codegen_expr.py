@@ -209,13 +209,14 @@ class ExprWriter:
             return f"{_NP_UNARY[short]}({self.expr(args[0], 0)})", P_ATOM
         if short in _NP_BINARY:
             return f"{_NP_BINARY[short]}({self.expr(args[0], 0)}, {self.expr(args[1], 0)})", P_ATOM
-        one = self.fconst(1.0, e.dtype, False)[0] if dt.is_float(e.dtype) else "1"
+        # a vector call's constants are its element's: NumPy broadcasts them over the lanes
+        one = self.fconst(1.0, dt.element_of(e.dtype), False)[0] if dt.is_float(e.dtype) else "1"
         if short == "rsqrt":
             return f"{one} / np.sqrt({self.expr(args[0], 0)})", P_MUL
         if short == "sigmoid":
             return f"{one} / ({one} + np.exp(-{self.expr(args[0], P_UNARY)}))", P_MUL
         if short == "exp10":
-            ten = self.fconst(10.0, e.dtype, False)[0]
+            ten = self.fconst(10.0, dt.element_of(e.dtype), False)[0]
             return f"np.power({ten}, {self.expr(args[0], 0)})", P_ATOM
         if short in HALF_HELPERS:  # float16 stored as bits (numba_cpu.half)
             self.helpers.add(short)

@@ -168,3 +168,24 @@ def test_if_let_select_and_if_then_else():
         out = np.zeros(6, "float32")
         mlckit.build(misc, target=target)(a, out)
         np.testing.assert_array_equal(out, expected)
+
+
+@T.prim_func
+def vector_calls(A: T.Buffer((3,), "float32"), B: T.Buffer((3,), "float32")):
+    for i in T.vectorized(3):
+        with T.block("B"):
+            vi = T.axis.spatial(3, i)
+            B[vi] = T.sigmoid(A[vi]) + T.exp10(A[vi])
+
+
+def test_vectorized_sigmoid_and_exp10_of_lowered_tir_use_element_constants():
+    # after VectorizeLoop the calls are float32x3: their 1.0 / 10.0 are float32 scalars
+    lowered = mlckit.lower(vector_calls)["vector_calls"]
+    f = lnumpy.build(lowered)
+    assert "T.sigmoid(A[T.Ramp(0, 1, 3)])" in lowered.script()
+    assert "np.float32(1.0)" in f.source and "float32x3" not in f.source
+    a = np.array([0.5, 1.0, 2.0], "float32")
+    b = np.zeros(3, "float32")
+    f(a, b)
+    expected = 1 / (1 + np.exp(-a)) + np.power(np.float32(10), a)
+    np.testing.assert_allclose(b, expected, rtol=1e-6)
