@@ -4,8 +4,9 @@
 (``compact_buffer_allocation(gpu=True)``: a ``"shared"`` cache shrinks to the tile of one
 thread block, a ``"local"`` one to the tile of one thread), split into kernels at its
 outermost thread-bound loops (``kernels.py``: launch configuration, the checks a GPU needs),
-given barriers where threads hand shared memory to each other (``sync.py``) and written as a
-readable Python module of ``@cuda.jit`` kernels plus a host function that launches them
+given barriers where threads hand shared memory to each other (the TIR pass
+``tir.transform.ThreadSync("shared")``, visible in TVMScript) and written as a readable Python
+module of ``@cuda.jit`` kernels plus a host function that launches them
 (``source.py``).  ``f.get_source()`` shows that module in every mode.
 
 Three ways to run it (``f.mode``):
@@ -46,7 +47,7 @@ import numpy as np
 from mlckit.error import TVMError, TVMTypeError, TVMValueError
 from mlckit.runtime import cuda_driver
 from mlckit.tir.function import PrimFunc
-from mlckit.tir.transform import compact_buffer_allocation
+from mlckit.tir.transform import compact_buffer_allocation, thread_sync
 
 from ..codegen import CodegenError, func_name
 from ..extern import collect_externs, resolve_externs
@@ -61,7 +62,6 @@ from .kernels import (
 )
 from .launch import LaunchPlans, launches_only, native_arrays
 from .source import cuda_source
-from .sync import insert_syncs
 
 __all__ = ["MODES", "ArgumentError", "CodegenError", "CudaCompileError", "CudaFunction",
            "GPULimitError", "Kernel", "MemoryVerificationError", "ScopeError", "ThreadBindingError", "build",
@@ -110,37 +110,16 @@ def _resolve_mode(mode) -> str:
 
 
 def lower(func: PrimFunc, sync: bool = True) -> PrimFunc:
-    """The TIR the kernels are written from: GPU-aware buffer compaction (and, with ``sync``,
-    the barriers).  Barriers are added per kernel by :class:`CudaFunction`."""
-    return compact_buffer_allocation(func, gpu=True)
+    """The TIR the kernels are written from: GPU-aware buffer compaction
+    (``compact_buffer_allocation(gpu=True)``), then, with ``sync``, the barriers
+    (``tir.transform.ThreadSync("shared")``).
 
+    Example::
 
-def _with_syncs(func: PrimFunc, kernels: list) -> tuple[PrimFunc, list]:
-    """``func`` with each kernel's barriers inserted (and the kernels pointing at them)."""
-    from mlckit.tir import stmt as S
-
-    replaced = {}
-    for k in kernels:
-        new = insert_syncs(k.stmt, {id(b) for b in k.shared}, k.extents)
-        replaced[id(k.stmt)] = new
-
-    def visit(s):
-        if id(s) in replaced:
-            return replaced[id(s)]
-        if isinstance(s, S.BlockRealize):
-            return s.replace(block=s.block.replace(body=visit(s.block.body)))
-        changes = {}
-        for name in s.field_names():
-            v = getattr(s, name)
-            if isinstance(v, S.Stmt):
-                changes[name] = visit(v)
-            elif isinstance(v, list) and v and all(isinstance(x, S.Stmt) for x in v):
-                changes[name] = [visit(x) for x in v]
-        return s.replace(**changes) if changes else s
-
-    new_kernels = [Kernel(k.name, replaced[id(k.stmt)], k.extents, k.shared, k.local, k.host_vars)
-                   for k in kernels]
-    return func.replace(body=visit(func.body)), new_kernels
+        numba_cuda.lower(sch.mod["main"]).show()     # ... T.tvm_storage_sync("shared") ...
+    """
+    func = compact_buffer_allocation(func, gpu=True)
+    return thread_sync(func, "shared") if sync else func
 
 
 def _host_buffers(func: PrimFunc) -> list:
@@ -161,10 +140,11 @@ def to_source(func: PrimFunc, name: str | None = None, sync: bool = True, target
         print(to_source(sch.mod["main"]))
     """
     name = name or func_name(func)
-    lowered = lower(func)
-    kernels = find_kernels(lowered, name, target)
+    lowered = lower(func, sync=False)
+    find_kernels(lowered, name, target)  # the checks, before the barriers are planned
     if sync:
-        lowered, kernels = _with_syncs(lowered, kernels)
+        lowered = thread_sync(lowered, "shared")
+    kernels = find_kernels(lowered, name, target)
     return cuda_source(lowered, kernels, name, _host_buffers(lowered), fastmath)
 
 
@@ -200,12 +180,13 @@ class CudaFunction:
         self.func = func
         self.name = name
         self.signature = Signature(func, name)
-        lowered = lower(func)
+        lowered = lower(func, sync=False)
         kernels = find_kernels(lowered, name, target)  # the checks, before any compiling
         self.lowered = lowered
         self.mode = _resolve_mode(mode)
         if sync:
-            lowered, kernels = _with_syncs(lowered, kernels)
+            lowered = thread_sync(lowered, "shared")
+            kernels = find_kernels(lowered, name, target)
         self.kernels = kernels
         self.lowered_synced = lowered
         self.host_buffers = _host_buffers(lowered)

@@ -29,7 +29,7 @@ from mlckit.tir.expr import BufferLoad, IntImm, PrimExpr, StringImm
 from mlckit.tir.function import PrimFunc
 
 __all__ = ["AXES", "GPULimitError", "Kernel", "MemoryVerificationError", "ScopeError",
-           "find_kernels", "kernel_of_loop"]
+           "covers_launch", "find_kernels", "kernel_of_loop"]
 
 AXES = ("blockIdx.x", "blockIdx.y", "blockIdx.z", "threadIdx.x", "threadIdx.y", "threadIdx.z")
 # CUDA's limits on each launch dimension (compute capability 3.0 and later).
@@ -378,3 +378,15 @@ def storage_sync_name(e) -> str | None:
     if op == "tir.tvm_storage_sync" and e.args and isinstance(e.args[0], StringImm):
         return e.args[0].value
     return None
+
+
+def covers_launch(s: S.For, full) -> bool:
+    """Whether the bound loop ``s`` covers its axis's whole launch extent ``full`` (else it
+    runs under ``if tx < extent``)."""
+    from mlckit.ir import structural_equal
+
+    if not (isinstance(s.min, IntImm) and s.min.value == 0) or full is None:
+        return False
+    if isinstance(full, IntImm) and isinstance(s.extent, IntImm):
+        return full.value == s.extent.value
+    return structural_equal(full, s.extent)

@@ -31,8 +31,7 @@ from mlckit.tir.expr import IntImm, IterVarType, Var
 from ..codegen import _Generator
 from ..codegen_common import HELPERS, P_ATOM, Flavour, np_scalar
 from ..codegen_local import _NotScalar
-from .kernels import Kernel, storage_sync_name
-from .sync import _is_full
+from .kernels import Kernel, covers_launch, storage_sync_name
 
 __all__ = ["CUDA", "cuda_source"]
 
@@ -65,7 +64,7 @@ class _KernelGenerator(_Generator):
         var = self.bind(s.loop_var, s.loop_var.name_hint, "int64")
         self.emit(f"{var} = cuda.{tag}", s)
         self.ctx_loops.append(var)
-        if _is_full(s, self.extents.get(tag)):
+        if covers_launch(s, self.extents.get(tag)):
             self.stmt(s.body)
         else:
             end = self.expr_text(s.min + s.extent)
