@@ -39,7 +39,13 @@ Where mlckit differs from TVM, to keep a barrier out of code not every thread ru
 - a thread loop or ``T.launch_thread`` shorter than the kernel's launch along its axis (it
   runs under ``if tx < extent``) and a loop whose bounds depend on a thread index are
   conditions too (TVM's UnifyThreadBinding, which mlckit does not have, makes every launch
-  of an axis one).
+  of an axis one);
+- "the innermost thread index" an element's index must use, for a thread to read back only
+  what it wrote, skips thread scopes of extent 1 (one thread: its index is fixed), so that a
+  reduction run by one thread per row (``Y[ty] += ...`` under ``threadIdx.x`` of extent 1)
+  needs no barrier inside; and two accesses that only thread (0, 0, 0) makes (scopes of
+  extent 1 along every ``threadIdx`` axis the kernel launches: a row's maximum added up by
+  one thread) never conflict.
 
 ``tvm_access_ptr`` arguments are not counted as accesses (TVM counts them); scope
 ``"global"`` (TVM's global barrier across blocks) is refused.
@@ -61,7 +67,7 @@ from mlckit.tir.expr_vector import Ramp
 from mlckit.tir.function import PrimFunc
 from mlckit.tir.op import tvm_storage_sync
 from mlckit.tir.stmt_functor import node_rewriter
-from mlckit.tir.traversal import post_order_visit, uses_var
+from mlckit.tir.traversal import post_order_visit, substitute, uses_var
 
 from ._pass import make_pass, post_order_rewrite
 
@@ -77,10 +83,11 @@ class ThreadSyncError(TVMError):
 @dataclass
 class _Access:
     kind: str  # READ, WRITE or SYNC
-    data: int | None = None  # id of the buffer's data variable
+    data: int | str | None = None  # id of the buffer's data variable
     # per index: the index expression when it is one element, None when a range
     touched: list = field(default_factory=list)
     threads: tuple = ()  # the thread variables around the access, outermost first
+    one_thread: bool = False  # only thread (0, 0, 0) of the block runs it
 
 
 @dataclass
@@ -127,6 +134,9 @@ class _Planner:
         self.syncs: set[int] = set()
         self.scopes: list[list[_Entry]] = [[]]
         self.threads: list = []  # thread variables around the current statement
+        self.single: set[int] = set()  # ids of those of a scope of one thread
+        self.tags: list = []  # (thread tag, whether one thread) of the scopes around
+        self.bound: dict = {}  # id of a block iterator around -> its value (in loop variables)
         self.in_device = False
         self.conditions: list[str] = []  # why the current statement may not run on all threads
         self.launch: dict = {}  # thread tag -> the kernel's launch extent along it
@@ -182,11 +192,14 @@ class _Planner:
                                    "depend on the thread index")
         self.scopes.append([])
         self.stmt(s.body)
-        accesses = self.summarize(self.scopes.pop(), loop=True)
+        unit = isinstance(s.extent, E.IntImm) and s.extent.value == 1
+        # one iteration has no next one to meet (TVM has dropped such loops by now)
+        accesses = self.summarize(self.scopes.pop(), loop=not unit)
         if bounds_vary:
             self.conditions.pop()
         for acc in accesses:  # over the loop, an index moving with it touches a range
-            acc.touched = [None if t is None or _uses(t, s.loop_var) else t
+            acc.touched = [t if t is None or not _uses(t, s.loop_var)
+                           else substitute(t, {s.loop_var: s.min}) if unit else None
                            for t in acc.touched]
         if accesses:
             self.scopes[-1].append(_Entry(s, accesses))
@@ -220,6 +233,9 @@ class _Planner:
             self.stmt(block.body)  # the root block, an opaque block: only a scope
             return
         accesses = self.loads([*s.iter_values, s.predicate] if guarded else s.iter_values)
+        outer = self.bound
+        self.bound = {**outer, **{id(iv.var): substitute(v, outer) if outer else v
+                                  for iv, v in zip(block.iter_vars, s.iter_values)}}
         if guarded:
             self.conditions.append(f'the T.where of block "{block.name_hint}"')
         if block.init is not None:
@@ -227,6 +243,7 @@ class _Planner:
             accesses += self.branch(block.init)
             self.conditions.pop()
         accesses += self.branch(block.body)
+        self.bound = outer
         if guarded:
             self.conditions.pop()
         self.scopes[-1].append(_Entry(s, accesses))
@@ -238,18 +255,19 @@ class _Planner:
 
     def thread_scope(self, s, var, tag: str, lo, extent):
         """A kernel (the outermost thread scope) or a thread index inside one."""
+        self.threads.append(var)
+        single = isinstance(extent, E.IntImm) and extent.value == 1 and _zero(lo)
+        if single:
+            self.single.add(id(var))
+        self.tags.append((tag, single))
         if not self.in_device:
             self.in_device = True
             self.launch = _launch_extents(s)
-            self.threads.append(var)
             self.scopes.append([])
             self.stmt(s.body)
             self.summarize(self.scopes.pop(), loop=False)  # the kernel's end syncs all
-            self.threads.pop()
             self.in_device = False
-            return
-        self.threads.append(var)
-        if _covers(lo, extent, self.launch.get(tag)):
+        elif _covers(lo, extent, self.launch.get(tag)):
             self.stmt(s.body)  # every thread runs it: the statements join the sequence
         else:
             self.conditions.append(f"the {tag} scope of {var.name_hint}, shorter than the "
@@ -258,14 +276,29 @@ class _Planner:
             self.conditions.pop()
             self.scopes[-1].append(_Entry(s, accesses))
         self.threads.pop()
+        self.tags.pop()
+        self.single.discard(id(var))
 
     # the accesses
     def enabled(self, buf) -> bool:
         return self.in_device and (buf.scope or "global") == self.scope
 
     def access(self, kind, buf, indices) -> _Access:
-        touched = [None if _has_ramp(i) else i for i in indices]
-        return _Access(kind, id(buf.data), touched, tuple(self.threads))
+        # a block's iterators as the loop variables they stand for, as after lowering
+        touched = [None if _has_ramp(i) else substitute(i, self.bound) for i in indices]
+        threads = tuple(t for t in self.threads if id(t) not in self.single)
+        # the "shared.dyn" buffers are views of one dynamic allocation: planned as one
+        data = "shared.dyn" if self.scope == "shared.dyn" else id(buf.data)
+        return _Access(kind, data, touched, threads, self.one_thread())
+
+    def one_thread(self) -> bool:
+        """Whether only thread (0, 0, 0) of the block runs here: along every threadIdx axis
+        the kernel launches, the innermost scope is one of one thread."""
+        innermost: dict = {}
+        for tag, single in self.tags:
+            innermost[tag] = single
+        return all(innermost.get(tag, False) for tag in self.launch
+                   if tag.startswith("threadIdx"))
 
     def loads(self, exprs) -> list[_Access]:
         found: list[_Access] = []
@@ -347,7 +380,7 @@ class _Planner:
         if self.conditions:
             raise ThreadSyncError(
                 f"ThreadSync: a barrier T.tvm_storage_sync({self.scope!r}) is needed before "
-                f"`{_short(stmt)}`, but that statement is under {self.conditions[-1]}, which "
+                f"{_describe(stmt)}, but that statement is under {self.conditions[-1]}, which "
                 "not every thread of the block may pass, and a barrier must be reached by all "
                 "of them. Move the conflicting shared-memory accesses out of the condition (or "
                 "split them into separate statements around it)")
@@ -355,7 +388,7 @@ class _Planner:
 
 
 def _copy(a: _Access) -> _Access:
-    return _Access(a.kind, a.data, list(a.touched), a.threads)
+    return _Access(a.kind, a.data, list(a.touched), a.threads, a.one_thread)
 
 
 def _conflict(prev: list[_Access], curr: _Access) -> bool:
@@ -365,17 +398,18 @@ def _conflict(prev: list[_Access], curr: _Access) -> bool:
 def _conflicts(prev: _Access, curr: _Access) -> bool:
     """Whether ``prev`` then ``curr`` (one a read, the other a write) need a barrier between:
     not when both are the same single element, indexed by the innermost thread index."""
-    if prev.data != curr.data:
+    if prev.data != curr.data or (prev.one_thread and curr.one_thread):
         return False
     if len(prev.touched) != len(curr.touched):
         return True
-    thread = curr.threads[-1] if curr.threads else None
     for p, c in zip(prev.touched, curr.touched):
         if p is None or c is None or not structural_equal(p, c, map_free_vars=False):
             return True
-        if thread is not None and not (_uses(p, thread) and _uses(c, thread)):
-            return True
-    return False
+    # the same element: a conflict unless each thread has its own, i.e. the index uses the
+    # innermost thread index (of the flat index, as TVM sees it after FlattenBuffer: of
+    # some axis of a multi-dimensional one)
+    thread = curr.threads[-1] if curr.threads else None
+    return thread is not None and not any(_uses(c, thread) for c in curr.touched)
 
 
 def _uses(e, var) -> bool:
@@ -390,6 +424,20 @@ def _has_ramp(e) -> bool:
 
 def _is_thread_invariant(cond) -> bool:
     return isinstance(cond, E.Call) and getattr(cond.op, "name", "") == "tir.tvm_thread_invariant"
+
+
+def _describe(stmt) -> str:
+    """A statement as an error names it."""
+    if isinstance(stmt, S.BlockRealize):
+        return f'block "{stmt.block.name_hint}"'
+    if isinstance(stmt, S.For):
+        return f"the loop over {stmt.loop_var.name_hint}"
+    if isinstance(stmt, S.IfThenElse):
+        return f"`if {_short(stmt.condition)}`"
+    if isinstance(stmt, S.BufferStore):
+        indices = ", ".join(_short(i, 30) for i in stmt.indices)
+        return f"the store to {stmt.buffer.name}[{indices}]"
+    return f"a {type(stmt).__name__}"
 
 
 def _short(node, limit: int = 70) -> str:

@@ -241,3 +241,80 @@ def test_lowered_and_block_forms_put_the_barrier_in_the_same_place():
         fetch = max(k for k, ln in enumerate(lines) if ln.startswith("A_shared"))
         reader = min(k for k, ln in enumerate(lines) if ln.startswith("B["))
         assert fetch < lines.index('T.tvm_storage_sync("shared")') < reader
+
+
+class TestTheSameElementForEveryThreadNeedsABarrier(_ThreadSync):
+    """One thread writes ``S[0]``, all read it: the same index, but not one per thread."""
+
+    def before(A: T.Buffer((2,), "float32"), B: T.Buffer((4,), "float32")):
+        tx = T.launch_thread("threadIdx.x", 4)
+        S = T.decl_buffer((1,), "float32", scope="shared")
+        if tx < 1:
+            S[0] = A[0]
+        B[tx] = S[0]
+        if tx < 1:
+            S[0] = A[1]
+        B[tx] = B[tx] + S[0]
+
+    def expected(A: T.Buffer((2,), "float32"), B: T.Buffer((4,), "float32")):
+        tx = T.launch_thread("threadIdx.x", 4)
+        S = T.decl_buffer((1,), "float32", scope="shared")
+        if tx < 1:
+            S[0] = A[0]
+        T.tvm_storage_sync("shared")
+        B[tx] = S[0]
+        T.tvm_storage_sync("shared")
+        if tx < 1:
+            S[0] = A[1]
+        T.tvm_storage_sync("shared")
+        B[tx] = B[tx] + S[0]
+
+
+class TestWhatOnlyThreadZeroDoesNeedsNoBarrierInside(_ThreadSync):
+    """A row's maximum added up by one thread (``threadIdx.x`` of extent 1): its loop reads
+    and writes ``M[0]`` with no barrier inside; it gets one before (it reads what all threads
+    wrote) and its readers after it get one."""
+
+    def before(A: T.Buffer((64,), "float32"), B: T.Buffer((64,), "float32")):
+        for bx in T.thread_binding(1, thread="blockIdx.x"):  # noqa: B007 - the kernel
+            with T.block("kernel"):
+                P = T.alloc_buffer((64,), scope="shared")
+                M = T.alloc_buffer((1,), scope="shared")
+                for tx in T.thread_binding(64, thread="threadIdx.x"):
+                    with T.block("P"):
+                        v = T.axis.spatial(64, tx)
+                        P[v] = A[v]
+                for t0 in T.thread_binding(1, thread="threadIdx.x"):  # noqa: B007 - one thread
+                    for k in range(64):
+                        with T.block("M"):
+                            vk = T.axis.reduce(64, k)
+                            with T.init():
+                                M[0] = T.float32(-1e30)
+                            M[0] = T.max(M[0], P[vk])
+                for tx in T.thread_binding(64, thread="threadIdx.x"):
+                    with T.block("B"):
+                        v = T.axis.spatial(64, tx)
+                        B[v] = A[v] - M[0]
+
+    def expected(A: T.Buffer((64,), "float32"), B: T.Buffer((64,), "float32")):
+        for bx in T.thread_binding(1, thread="blockIdx.x"):  # noqa: B007 - the kernel
+            with T.block("kernel"):
+                P = T.alloc_buffer((64,), scope="shared")
+                M = T.alloc_buffer((1,), scope="shared")
+                for tx in T.thread_binding(64, thread="threadIdx.x"):
+                    with T.block("P"):
+                        v = T.axis.spatial(64, tx)
+                        P[v] = A[v]
+                T.tvm_storage_sync("shared")
+                for t0 in T.thread_binding(1, thread="threadIdx.x"):  # noqa: B007 - one thread
+                    for k in range(64):
+                        with T.block("M"):
+                            vk = T.axis.reduce(64, k)
+                            with T.init():
+                                M[0] = T.float32(-1e30)
+                            M[0] = T.max(M[0], P[vk])
+                for tx in T.thread_binding(64, thread="threadIdx.x"):
+                    T.tvm_storage_sync("shared")  # a full thread loop is no condition
+                    with T.block("B"):
+                        v = T.axis.spatial(64, tx)
+                        B[v] = A[v] - M[0]
