@@ -45,8 +45,11 @@ import threading
 import numpy as np
 
 from mlckit.error import TVMError, TVMTypeError, TVMValueError
+from mlckit.ir.module import IRModule
+from mlckit.ir.transform import Sequential
 from mlckit.runtime import cuda_driver
 from mlckit.tir.function import PrimFunc
+from mlckit.tir.pipeline import get_tir_pipeline
 from mlckit.tir.transform import compact_buffer_allocation, thread_sync
 
 from ..codegen import CodegenError, func_name
@@ -63,7 +66,7 @@ from .kernels import (
 from .launch import LaunchPlans, launches_only, native_arrays
 from .source import cuda_source
 
-__all__ = ["MODES", "ArgumentError", "CodegenError", "CudaCompileError", "CudaFunction",
+__all__ = ["LOWERED", "MODES", "ArgumentError", "CodegenError", "CudaCompileError", "CudaFunction",
            "GPULimitError", "Kernel", "MemoryVerificationError", "ScopeError", "ThreadBindingError", "build",
            "default_mode", "lower", "to_source"]
 
@@ -109,26 +112,70 @@ def _resolve_mode(mode) -> str:
     return mode
 
 
-def lower(func: PrimFunc, sync: bool = True) -> PrimFunc:
+#: Whether the kernels are printed from TVM's lowered TIR: the default TIR pipeline
+#: (``tir.get_tir_pipeline``) after the GPU-aware compaction, less ``VectorizeLoop`` (a kernel
+#: writes a ``T.vectorized`` loop as a loop) and ``StorageRewrite`` (its in-place reuse,
+#: ``rs[0] = rsqrt(red[0])`` in ``red``'s memory, assumes one thread: a statement every
+#: thread of a block runs would read what another thread already overwrote), then ``ThreadSync("shared")``, as ``tvm.build``
+#: lowers for CUDA: ``T.launch_thread`` for the bound loops, flat ``T.allocate`` buffers, no
+#: blocks.  Off by default until it is checked on a GPU (the simulator and the CPU agree);
+#: ``MLCKIT_CUDA_LOWERED=1`` (or ``numba_cuda.LOWERED = True``) switches it on.  The CPU
+#: path (``fast.py``) and the recording (``record.py``) run the TIR before the pipeline.
+LOWERED = os.environ.get("MLCKIT_CUDA_LOWERED", "") == "1"
+
+
+def lower(func: PrimFunc, sync: bool = True, lowered: bool | None = None) -> PrimFunc:
     """The TIR the kernels are written from: GPU-aware buffer compaction
-    (``compact_buffer_allocation(gpu=True)``), then, with ``sync``, the barriers
-    (``tir.transform.ThreadSync("shared")``).
+    (``compact_buffer_allocation(gpu=True)``), with ``lowered`` (default :data:`LOWERED`)
+    the TIR pipeline, then, with ``sync``, the barriers (``tir.transform.ThreadSync("shared")``).
 
     Example::
 
         numba_cuda.lower(sch.mod["main"]).show()     # ... T.tvm_storage_sync("shared") ...
     """
     func = compact_buffer_allocation(func, gpu=True)
+    if LOWERED if lowered is None else lowered:
+        func = cuda_pipeline()(IRModule({"main": func}))["main"]
     return thread_sync(func, "shared") if sync else func
 
 
+def cuda_pipeline() -> Sequential:
+    """The default TIR pipeline less ``VectorizeLoop`` and ``StorageRewrite`` (see
+    :data:`LOWERED`)."""
+    return Sequential([p for p in get_tir_pipeline("default").passes
+                       if p.info.name not in ("VectorizeLoop", "StorageRewrite")],
+                      name="numba_cuda_pipeline")
+
+
 def _host_buffers(func: PrimFunc) -> list:
+    """The global buffers the host part allocates (the root block's, or lowered TIR's
+    ``T.allocate`` outside the kernels)."""
     from mlckit.tir import stmt as S
+
+    from .kernels import allocated_buffer, kernel_of_loop
 
     body = func.body
     if isinstance(body, S.BlockRealize) and not body.block.iter_vars:
         return list(body.block.alloc_buffers)
-    return []
+    found = []
+
+    def walk(s):
+        if kernel_of_loop(s):
+            return
+        if isinstance(s, S.Allocate):
+            found.append(allocated_buffer(s))
+        if isinstance(s, S.SeqStmt):
+            for x in s.seq:
+                walk(x)
+        elif isinstance(s, S.IfThenElse):
+            walk(s.then_case)
+            if s.else_case is not None:
+                walk(s.else_case)
+        elif hasattr(s, "body"):
+            walk(s.body)
+
+    walk(body)
+    return found
 
 
 def to_source(func: PrimFunc, name: str | None = None, sync: bool = True, target=None,
@@ -140,12 +187,10 @@ def to_source(func: PrimFunc, name: str | None = None, sync: bool = True, target
         print(to_source(sch.mod["main"]))
     """
     name = name or func_name(func)
-    lowered = lower(func, sync=False)
-    find_kernels(lowered, name, target)  # the checks, before the barriers are planned
-    if sync:
-        lowered = thread_sync(lowered, "shared")
-    kernels = find_kernels(lowered, name, target)
-    return cuda_source(lowered, kernels, name, _host_buffers(lowered), fastmath)
+    find_kernels(lower(func, sync=False, lowered=False), name, target)  # the checks
+    printed = lower(func, sync)
+    kernels = find_kernels(printed, name, target)
+    return cuda_source(printed, kernels, name, _host_buffers(printed), fastmath)
 
 
 def _written_params(func: PrimFunc) -> set:
@@ -180,12 +225,12 @@ class CudaFunction:
         self.func = func
         self.name = name
         self.signature = Signature(func, name)
-        lowered = lower(func, sync=False)
+        lowered = lower(func, sync=False, lowered=False)
         kernels = find_kernels(lowered, name, target)  # the checks, before any compiling
-        self.lowered = lowered
+        self.lowered = lowered  # what the CPU path runs
         self.mode = _resolve_mode(mode)
-        if sync:
-            lowered = thread_sync(lowered, "shared")
+        if sync or LOWERED:
+            lowered = lower(func, sync) if LOWERED else thread_sync(lowered, "shared")
             kernels = find_kernels(lowered, name, target)
         self.kernels = kernels
         self.lowered_synced = lowered
@@ -358,7 +403,8 @@ def build(func: PrimFunc, name: str | None = None, target=None, mode: str | None
     name = name or func_name(func)
     mode_key = mode or default_mode()
     # names too: structural equality ignores them, the source and argument checks show them
-    key = (structural_hash(func), name, param_names(func), str(target), mode_key, sync, fastmath)
+    key = (structural_hash(func), name, param_names(func), str(target), mode_key, sync, fastmath,
+           LOWERED)
     with _LOCK:
         for other, compiled in _CACHE.get(key, ()):
             if other is func or structural_equal(other, func):
