@@ -2,8 +2,9 @@
 
 ``mlckit.build(mod, target="cuda")`` lands here.  The PrimFunc is lowered for the GPU
 (``compact_buffer_allocation(gpu=True)``: a ``"shared"`` cache shrinks to the tile of one
-thread block, a ``"local"`` one to the tile of one thread), split into kernels at its
-outermost thread-bound loops (``kernels.py``: launch configuration, the checks a GPU needs),
+thread block, a ``"local"`` one to the tile of one thread; with :data:`LOWERED`, then TVM's
+TIR pipeline, so that the kernels print ``T.launch_thread`` and flat buffers), split into
+kernels at its outermost thread-bound loops (``kernels.py``: launch configuration, the checks a GPU needs),
 given barriers where threads hand shared memory to each other (the TIR pass
 ``tir.transform.ThreadSync("shared")``, visible in TVMScript) and written as a readable Python
 module of ``@cuda.jit`` kernels plus a host function that launches them

@@ -69,7 +69,7 @@ from mlckit.tir.op import tvm_storage_sync
 from mlckit.tir.stmt_functor import node_rewriter
 from mlckit.tir.traversal import post_order_visit, substitute, uses_var
 
-from ._pass import make_pass, post_order_rewrite
+from ._pass import make_pass
 
 __all__ = ["ThreadSync", "ThreadSyncError", "thread_sync"]
 
@@ -417,6 +417,9 @@ def _uses(e, var) -> bool:
 
 
 def _has_ramp(e) -> bool:
+    """Whether the index ``e`` is a vector (a ``T.Ramp`` in it): many elements, not one."""
+    if "x" not in str(e.dtype):
+        return False
     found = []
     post_order_visit(e, lambda x: isinstance(x, Ramp) and found.append(x))
     return bool(found)
@@ -463,8 +466,26 @@ def _launch_extents(kernel) -> dict:
                            and end.value > old.value):
             found[tag] = end
 
-    post_order_visit(kernel, visit)
+    _visit_stmts(kernel, visit)
     return found
+
+
+def _visit_stmts(s, fn) -> None:
+    """Call ``fn`` on every statement under ``s`` (itself included), not on expressions."""
+    if s is None:
+        return
+    fn(s)
+    if isinstance(s, S.SeqStmt):
+        for x in s.seq:
+            _visit_stmts(x, fn)
+    elif isinstance(s, S.BlockRealize):
+        _visit_stmts(s.block.init, fn)
+        _visit_stmts(s.block.body, fn)
+    elif isinstance(s, S.IfThenElse):
+        _visit_stmts(s.then_case, fn)
+        _visit_stmts(s.else_case, fn)
+    elif isinstance(getattr(s, "body", None), S.Stmt):
+        _visit_stmts(s.body, fn)
 
 
 def _zero(e) -> bool:
@@ -482,9 +503,17 @@ def _covers(lo, extent, launch) -> bool:
 
 # -- inserting the barriers ---------------------------------------------------------------------
 def _insert(body, syncs: set, scope: str):
+    """``body`` with a barrier before each statement whose id is in ``syncs``; sequences stay
+    flat, as TVM's SeqStmt; expressions are not entered."""
+
     def rewrite(node):
+        if not isinstance(node, S.Stmt):
+            return node
+        if isinstance(node, S.SeqStmt) and id(node) not in syncs:
+            seq = [visit(x) for x in node.seq]
+            return node if all(a is b for a, b in zip(seq, node.seq)) else S.stmt_seq(*seq)
         if id(node) not in syncs:
-            return None
+            return None  # rebuilt from its rewritten fields
         changes = {}
         for name in type(node).field_names():
             old = getattr(node, name)
@@ -495,8 +524,4 @@ def _insert(body, syncs: set, scope: str):
         return S.SeqStmt([S.Evaluate(tvm_storage_sync(scope)), inner])
 
     visit = node_rewriter(rewrite)
-    body = visit(body)
-    # a barrier before a statement of a sequence: one flat sequence, as TVM's SeqStmt
-    return post_order_rewrite(body, lambda n: S.stmt_seq(*n.seq)
-                              if isinstance(n, S.SeqStmt)
-                              and any(isinstance(x, S.SeqStmt) for x in n.seq) else n)
+    return visit(body)
