@@ -16,8 +16,9 @@ from mlckit.tir.transform import (
     LowerOpaqueBlock,
     PlanAndUpdateBufferAllocationLocation,
     StmtSimplify,
+    ThreadSync,
 )
 
 __all__ = ["CompactBufferAllocation", "ConvertBlocksToOpaque", "LowerInitBlock",
            "LowerMatchBuffer", "LowerOpaqueBlock", "StmtSimplify",
-           "PlanAndUpdateBufferAllocationLocation"]
+           "PlanAndUpdateBufferAllocationLocation", "ThreadSync"]

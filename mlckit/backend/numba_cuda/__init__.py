@@ -2,10 +2,12 @@
 
 ``mlckit.build(mod, target="cuda")`` lands here.  The PrimFunc is lowered for the GPU
 (``compact_buffer_allocation(gpu=True)``: a ``"shared"`` cache shrinks to the tile of one
-thread block, a ``"local"`` one to the tile of one thread), split into kernels at its
-outermost thread-bound loops (``kernels.py``: launch configuration, the checks a GPU needs),
-given barriers where threads hand shared memory to each other (``sync.py``) and written as a
-readable Python module of ``@cuda.jit`` kernels plus a host function that launches them
+thread block, a ``"local"`` one to the tile of one thread; with :data:`LOWERED`, then TVM's
+TIR pipeline, so that the kernels print ``T.launch_thread`` and flat buffers), split into
+kernels at its outermost thread-bound loops (``kernels.py``: launch configuration, the checks a GPU needs),
+given barriers where threads hand shared memory to each other (the TIR pass
+``tir.transform.ThreadSync("shared")``, visible in TVMScript) and written as a readable Python
+module of ``@cuda.jit`` kernels plus a host function that launches them
 (``source.py``).  ``f.get_source()`` shows that module in every mode.
 
 Three ways to run it (``f.mode``):
@@ -44,9 +46,12 @@ import threading
 import numpy as np
 
 from mlckit.error import TVMError, TVMTypeError, TVMValueError
+from mlckit.ir.module import IRModule
+from mlckit.ir.transform import Sequential
 from mlckit.runtime import cuda_driver
 from mlckit.tir.function import PrimFunc
-from mlckit.tir.transform import compact_buffer_allocation
+from mlckit.tir.pipeline import get_tir_pipeline
+from mlckit.tir.transform import compact_buffer_allocation, thread_sync
 
 from ..codegen import CodegenError, func_name
 from ..extern import collect_externs, resolve_externs
@@ -61,9 +66,8 @@ from .kernels import (
 )
 from .launch import LaunchPlans, launches_only, native_arrays
 from .source import cuda_source
-from .sync import insert_syncs
 
-__all__ = ["MODES", "ArgumentError", "CodegenError", "CudaCompileError", "CudaFunction",
+__all__ = ["LOWERED", "MODES", "ArgumentError", "CodegenError", "CudaCompileError", "CudaFunction",
            "GPULimitError", "Kernel", "MemoryVerificationError", "ScopeError", "ThreadBindingError", "build",
            "default_mode", "lower", "to_source"]
 
@@ -109,47 +113,70 @@ def _resolve_mode(mode) -> str:
     return mode
 
 
-def lower(func: PrimFunc, sync: bool = True) -> PrimFunc:
-    """The TIR the kernels are written from: GPU-aware buffer compaction (and, with ``sync``,
-    the barriers).  Barriers are added per kernel by :class:`CudaFunction`."""
-    return compact_buffer_allocation(func, gpu=True)
+#: Whether the kernels are printed from TVM's lowered TIR: the default TIR pipeline
+#: (``tir.get_tir_pipeline``) after the GPU-aware compaction, less ``VectorizeLoop`` (a kernel
+#: writes a ``T.vectorized`` loop as a loop) and ``StorageRewrite`` (its in-place reuse,
+#: ``rs[0] = rsqrt(red[0])`` in ``red``'s memory, assumes one thread: a statement every
+#: thread of a block runs would read what another thread already overwrote), then ``ThreadSync("shared")``, as ``tvm.build``
+#: lowers for CUDA: ``T.launch_thread`` for the bound loops, flat ``T.allocate`` buffers, no
+#: blocks.  Off by default until it is checked on a GPU (the simulator and the CPU agree);
+#: ``MLCKIT_CUDA_LOWERED=1`` (or ``numba_cuda.LOWERED = True``) switches it on.  The CPU
+#: path (``fast.py``) and the recording (``record.py``) run the TIR before the pipeline.
+LOWERED = os.environ.get("MLCKIT_CUDA_LOWERED", "") == "1"
 
 
-def _with_syncs(func: PrimFunc, kernels: list) -> tuple[PrimFunc, list]:
-    """``func`` with each kernel's barriers inserted (and the kernels pointing at them)."""
-    from mlckit.tir import stmt as S
+def lower(func: PrimFunc, sync: bool = True, lowered: bool | None = None) -> PrimFunc:
+    """The TIR the kernels are written from: GPU-aware buffer compaction
+    (``compact_buffer_allocation(gpu=True)``), with ``lowered`` (default :data:`LOWERED`)
+    the TIR pipeline, then, with ``sync``, the barriers (``tir.transform.ThreadSync("shared")``).
 
-    replaced = {}
-    for k in kernels:
-        new = insert_syncs(k.stmt, {id(b) for b in k.shared}, k.extents)
-        replaced[id(k.stmt)] = new
+    Example::
 
-    def visit(s):
-        if id(s) in replaced:
-            return replaced[id(s)]
-        if isinstance(s, S.BlockRealize):
-            return s.replace(block=s.block.replace(body=visit(s.block.body)))
-        changes = {}
-        for name in s.field_names():
-            v = getattr(s, name)
-            if isinstance(v, S.Stmt):
-                changes[name] = visit(v)
-            elif isinstance(v, list) and v and all(isinstance(x, S.Stmt) for x in v):
-                changes[name] = [visit(x) for x in v]
-        return s.replace(**changes) if changes else s
+        numba_cuda.lower(sch.mod["main"]).show()     # ... T.tvm_storage_sync("shared") ...
+    """
+    func = compact_buffer_allocation(func, gpu=True)
+    if LOWERED if lowered is None else lowered:
+        func = cuda_pipeline()(IRModule({"main": func}))["main"]
+    return thread_sync(func, "shared") if sync else func
 
-    new_kernels = [Kernel(k.name, replaced[id(k.stmt)], k.extents, k.shared, k.local, k.host_vars)
-                   for k in kernels]
-    return func.replace(body=visit(func.body)), new_kernels
+
+def cuda_pipeline() -> Sequential:
+    """The default TIR pipeline less ``VectorizeLoop`` and ``StorageRewrite`` (see
+    :data:`LOWERED`)."""
+    return Sequential([p for p in get_tir_pipeline("default").passes
+                       if p.info.name not in ("VectorizeLoop", "StorageRewrite")],
+                      name="numba_cuda_pipeline")
 
 
 def _host_buffers(func: PrimFunc) -> list:
+    """The global buffers the host part allocates (the root block's, or lowered TIR's
+    ``T.allocate`` outside the kernels)."""
     from mlckit.tir import stmt as S
+
+    from .kernels import allocated_buffer, kernel_of_loop
 
     body = func.body
     if isinstance(body, S.BlockRealize) and not body.block.iter_vars:
         return list(body.block.alloc_buffers)
-    return []
+    found = []
+
+    def walk(s):
+        if kernel_of_loop(s):
+            return
+        if isinstance(s, S.Allocate):
+            found.append(allocated_buffer(s))
+        if isinstance(s, S.SeqStmt):
+            for x in s.seq:
+                walk(x)
+        elif isinstance(s, S.IfThenElse):
+            walk(s.then_case)
+            if s.else_case is not None:
+                walk(s.else_case)
+        elif hasattr(s, "body"):
+            walk(s.body)
+
+    walk(body)
+    return found
 
 
 def to_source(func: PrimFunc, name: str | None = None, sync: bool = True, target=None,
@@ -161,11 +188,10 @@ def to_source(func: PrimFunc, name: str | None = None, sync: bool = True, target
         print(to_source(sch.mod["main"]))
     """
     name = name or func_name(func)
-    lowered = lower(func)
-    kernels = find_kernels(lowered, name, target)
-    if sync:
-        lowered, kernels = _with_syncs(lowered, kernels)
-    return cuda_source(lowered, kernels, name, _host_buffers(lowered), fastmath)
+    find_kernels(lower(func, sync=False, lowered=False), name, target)  # the checks
+    printed = lower(func, sync)
+    kernels = find_kernels(printed, name, target)
+    return cuda_source(printed, kernels, name, _host_buffers(printed), fastmath)
 
 
 def _written_params(func: PrimFunc) -> set:
@@ -200,12 +226,13 @@ class CudaFunction:
         self.func = func
         self.name = name
         self.signature = Signature(func, name)
-        lowered = lower(func)
+        lowered = lower(func, sync=False, lowered=False)
         kernels = find_kernels(lowered, name, target)  # the checks, before any compiling
-        self.lowered = lowered
+        self.lowered = lowered  # what the CPU path runs
         self.mode = _resolve_mode(mode)
-        if sync:
-            lowered, kernels = _with_syncs(lowered, kernels)
+        if sync or LOWERED:
+            lowered = lower(func, sync) if LOWERED else thread_sync(lowered, "shared")
+            kernels = find_kernels(lowered, name, target)
         self.kernels = kernels
         self.lowered_synced = lowered
         self.host_buffers = _host_buffers(lowered)
@@ -377,7 +404,8 @@ def build(func: PrimFunc, name: str | None = None, target=None, mode: str | None
     name = name or func_name(func)
     mode_key = mode or default_mode()
     # names too: structural equality ignores them, the source and argument checks show them
-    key = (structural_hash(func), name, param_names(func), str(target), mode_key, sync, fastmath)
+    key = (structural_hash(func), name, param_names(func), str(target), mode_key, sync, fastmath,
+           LOWERED)
     with _LOCK:
         for other, compiled in _CACHE.get(key, ()):
             if other is func or structural_equal(other, func):

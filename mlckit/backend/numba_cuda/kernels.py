@@ -24,12 +24,12 @@ from dataclasses import dataclass, field
 
 from mlckit.error import TVMError, TVMValueError
 from mlckit.tir import stmt as S
-from mlckit.tir.buffer import Buffer
-from mlckit.tir.expr import BufferLoad, IntImm, PrimExpr, StringImm
+from mlckit.tir.buffer import Buffer, decl_buffer
+from mlckit.tir.expr import BufferLoad, IntImm, IterVar, PrimExpr, StringImm
 from mlckit.tir.function import PrimFunc
 
 __all__ = ["AXES", "GPULimitError", "Kernel", "MemoryVerificationError", "ScopeError",
-           "find_kernels", "kernel_of_loop"]
+           "allocated_buffer", "covers_launch", "find_kernels", "kernel_of_loop", "thread_scope"]
 
 AXES = ("blockIdx.x", "blockIdx.y", "blockIdx.z", "threadIdx.x", "threadIdx.y", "threadIdx.z")
 # CUDA's limits on each launch dimension (compute capability 3.0 and later).
@@ -98,7 +98,29 @@ def _nbytes(buf: Buffer) -> int:
 
 
 def kernel_of_loop(loop) -> bool:
-    return loop.kind == S.ForKind.THREAD_BINDING
+    """Whether ``loop`` is a thread scope: a ``T.thread_binding`` loop, or (lowered TIR) a
+    ``T.launch_thread`` (``AttrStmt`` ``"thread_extent"``)."""
+    if isinstance(loop, S.For):
+        return loop.kind == S.ForKind.THREAD_BINDING
+    return (isinstance(loop, S.AttrStmt) and loop.attr_key == "thread_extent"
+            and isinstance(loop.node, IterVar))
+
+
+def thread_scope(s) -> tuple:
+    """``(variable, thread tag, min, extent)`` of a thread scope (see :func:`kernel_of_loop`)."""
+    if isinstance(s, S.For):
+        tag = s.thread_binding.thread_tag if s.thread_binding is not None else ""
+        return s.loop_var, tag, s.min, s.extent
+    return s.node.var, s.node.thread_tag, IntImm(s.value.dtype, 0), s.value
+
+
+def allocated_buffer(s: S.Allocate) -> Buffer:
+    """The buffer a lowered ``T.allocate`` holds (its flat shape, dtype and scope)."""
+    body = s.body
+    if isinstance(body, S.DeclBuffer) and body.buffer.data is s.buffer_var:
+        return body.buffer
+    return decl_buffer(list(s.extents), s.dtype, s.buffer_var.name_hint, data=s.buffer_var,
+                       scope=s.scope)
 
 
 def find_kernels(func: PrimFunc, name: str, target=None) -> list[Kernel]:
@@ -122,12 +144,21 @@ class _HostWalker:
         self.kernels: list[Kernel] = []
 
     def stmt(self, s, loops: list):
+        if kernel_of_loop(s):
+            used = [lp.loop_var for lp in loops if _uses_var(s, lp.loop_var)]
+            self.kernels.append(Kernel("", s, host_vars=used))
+            return
         if isinstance(s, S.For):
-            if kernel_of_loop(s):
-                used = [lp.loop_var for lp in loops if _uses_var(s, lp.loop_var)]
-                self.kernels.append(Kernel("", s, host_vars=used))
-                return
             self.stmt(s.body, loops + [s])
+            return
+        if isinstance(s, S.Allocate):  # lowered TIR
+            buf = allocated_buffer(s)
+            _check_scope(buf, self.func, self.name)
+            if _scope(buf) != "global":
+                raise ScopeError(
+                    f"{self.name}: the {_scope(buf)!r} buffer {buf.name!r} is allocated "
+                    f"outside every kernel, but {_scope(buf)} memory only exists inside one")
+            self.stmt(s.body, loops)
             return
         if isinstance(s, S.BlockRealize):
             block = s.block
@@ -193,7 +224,7 @@ def _buffers_touched(node) -> list:
     found: dict[int, Buffer] = {}
 
     def walk(x):
-        if isinstance(x, S.For) and kernel_of_loop(x):
+        if kernel_of_loop(x):
             return
         if isinstance(x, (BufferLoad, S.BufferStore)):
             found.setdefault(id(x.buffer), x.buffer)
@@ -227,19 +258,25 @@ def _collect_kernel(k: Kernel, func, name: str):
     extents: dict = {}
 
     def walk(s, outer=None):
-        outer = outer or {}  # thread axis -> the enclosing loop bound to it
+        outer = outer or {}  # thread axis -> the enclosing thread scope bound to it
+        if kernel_of_loop(s):
+            var, tag, lo, extent = thread_scope(s)
+            if tag not in AXES:
+                raise ScopeError(
+                    f"{name}: the loop {var.name_hint} is bound to {tag!r}, which the "
+                    f"CUDA backend does not support (it supports {', '.join(AXES)})")
+            if tag in outer and _uses_var(s.body, thread_scope(outer[tag])[0]):
+                _nested_binding(name, s, outer[tag], tag)
+            end = lo + extent if not _is_zero(lo) else extent
+            extents[tag] = _max_extent(extents.get(tag), end, tag, var, name)
+            walk(s.body, {**outer, tag: s})
+            return
         if isinstance(s, S.For):
-            if kernel_of_loop(s):
-                tag = s.thread_binding.thread_tag if s.thread_binding is not None else ""
-                if tag not in AXES:
-                    raise ScopeError(
-                        f"{name}: the loop {s.loop_var.name_hint} is bound to {tag!r}, which the "
-                        f"CUDA backend does not support (it supports {', '.join(AXES)})")
-                if tag in outer and _uses_var(s, outer[tag].loop_var):
-                    _nested_binding(name, s, outer[tag], tag)
-                end = s.min + s.extent if not _is_zero(s.min) else s.extent
-                extents[tag] = _max_extent(extents.get(tag), end, tag, s, name)
-                outer = {**outer, tag: s}
+            walk(s.body, outer)
+            return
+        if isinstance(s, S.Allocate):  # lowered TIR: checked before lowering
+            buf = allocated_buffer(s)
+            (k.shared if _scope(buf) == "shared" else k.local).append(buf)
             walk(s.body, outer)
             return
         if isinstance(s, S.BlockRealize):
@@ -299,7 +336,7 @@ def _nested_binding(name: str, inner: S.For, outer: S.For, tag: str):
     the outer variable — a cooperative fetch into shared memory — means the same both ways."""
     blocks = _block_names(inner.body)
     where = f" (around block {blocks[0]!r})" if blocks else ""
-    a, b = outer.loop_var.name_hint, inner.loop_var.name_hint
+    a, b = thread_scope(outer)[0].name_hint, thread_scope(inner)[0].name_hint
     raise ThreadBindingError(
         f"{name}: the loop {b}{where} is bound to {tag!r}, but the loop {a} around it is "
         f"bound to {tag!r} too: on a GPU both are the same thread index, so only the "
@@ -330,7 +367,7 @@ def _is_zero(e) -> bool:
     return isinstance(e, IntImm) and e.value == 0
 
 
-def _max_extent(old, new: PrimExpr, tag: str, loop, name: str):
+def _max_extent(old, new: PrimExpr, tag: str, var, name: str):
     if old is None:
         return new
     if isinstance(old, IntImm) and isinstance(new, IntImm):
@@ -341,7 +378,7 @@ def _max_extent(old, new: PrimExpr, tag: str, loop, name: str):
         return old
     raise GPULimitError(
         f"{name}: the loops bound to {tag} have different symbolic extents ({old} and {new} at "
-        f"the loop {loop.loop_var.name_hint}); one kernel launches one extent per thread axis")
+        f"the loop {var.name_hint}); one kernel launches one extent per thread axis")
 
 
 def _check_limits(k: Kernel, func, name: str, target):
@@ -378,3 +415,16 @@ def storage_sync_name(e) -> str | None:
     if op == "tir.tvm_storage_sync" and e.args and isinstance(e.args[0], StringImm):
         return e.args[0].value
     return None
+
+
+def covers_launch(s, full) -> bool:
+    """Whether the thread scope ``s`` covers its axis's whole launch extent ``full`` (else it
+    runs under ``if tx < extent``)."""
+    from mlckit.ir import structural_equal
+
+    _, _, lo, extent = thread_scope(s)
+    if not (isinstance(lo, IntImm) and lo.value == 0) or full is None:
+        return False
+    if isinstance(full, IntImm) and isinstance(extent, IntImm):
+        return full.value == extent.value
+    return structural_equal(full, extent)

@@ -37,6 +37,7 @@ from mlckit.tir import dtype as dt
 from mlckit.tir import expr as E
 from mlckit.tir import stmt as S
 from mlckit.tir.function import PrimFunc
+from mlckit.tir.transform import thread_sync
 
 from ..codegen import func_name
 from ..signature import Signature, eval_int
@@ -67,12 +68,13 @@ def record_accesses(func, *arrays, sync: bool = True, target=None,
     """
     func = _prim_func(func)
     name = func_name(func)
-    from . import _with_syncs, lower
+    from . import lower
 
-    lowered = lower(func)
-    kernels = find_kernels(lowered, name, target)
+    lowered = lower(func, sync=False, lowered=False)
+    find_kernels(lowered, name, target)  # the checks, before the barriers are planned
     if sync:
-        lowered, kernels = _with_syncs(lowered, kernels)
+        lowered = thread_sync(lowered, "shared")
+    kernels = find_kernels(lowered, name, target)
     values, env = Signature(func, name).check(list(arrays))
     runner = _Runner(lowered, kernels, max_accesses)
     # threads a condition switched off still compute (their results are dropped): a division

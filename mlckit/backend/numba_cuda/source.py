@@ -24,15 +24,16 @@ Example::
 
 from __future__ import annotations
 
+from mlckit.ir import structural_equal
 from mlckit.tir import stmt as S
 from mlckit.tir.analysis.var_use import var_ids
-from mlckit.tir.expr import IntImm, IterVarType, Var
+from mlckit.tir.expr import IntImm, IterVar, IterVarType, Var
+from mlckit.tir.transform.flatten_buffer import declare_buffer_views
 
 from ..codegen import _Generator
 from ..codegen_common import HELPERS, P_ATOM, Flavour, np_scalar
 from ..codegen_local import _NotScalar
-from .kernels import Kernel, storage_sync_name
-from .sync import _is_full
+from .kernels import Kernel, allocated_buffer, covers_launch, storage_sync_name, thread_scope
 
 __all__ = ["CUDA", "cuda_source"]
 
@@ -60,21 +61,57 @@ class _KernelGenerator(_Generator):
         if s.kind != S.ForKind.THREAD_BINDING:
             super().stmt_For(s)
             return
-        tag = s.thread_binding.thread_tag
+        self.thread_index(s)
+
+    def stmt_AttrStmt(self, s: S.AttrStmt):
+        if s.attr_key == "thread_extent" and isinstance(s.node, IterVar):
+            self.thread_index(s)  # lowered TIR: T.launch_thread
+            return
+        super().stmt_AttrStmt(s)
+
+    def thread_index(self, s):
+        """A thread scope is no loop: ``i_1 = cuda.threadIdx.x`` (under ``if i_1 < 100:``
+        when it is shorter than the launch)."""
+        loop_var, tag, lo, extent = thread_scope(s)
         self.push_scope()
-        var = self.bind(s.loop_var, s.loop_var.name_hint, "int64")
+        var = self.bind(loop_var, loop_var.name_hint, "int64")
         self.emit(f"{var} = cuda.{tag}", s)
         self.ctx_loops.append(var)
-        if _is_full(s, self.extents.get(tag)):
+        if covers_launch(s, self.extents.get(tag)):
             self.stmt(s.body)
         else:
-            end = self.expr_text(s.min + s.extent)
-            low = "" if isinstance(s.min, IntImm) and s.min.value == 0 \
-                else f"{self.expr_text(s.min)} <= "
+            end = self.expr_text(lo + extent)
+            low = "" if isinstance(lo, IntImm) and lo.value == 0 else f"{self.expr_text(lo)} <= "
             self.emit(f"if {low}{var} < {end}:  # {tag} beyond the loop's extent idles", s)
             self.body(s.body)
         self.ctx_loops.pop()
         self.pop_scope()
+
+    def stmt_Allocate(self, s: S.Allocate):
+        """Lowered TIR's ``T.allocate`` of shared or local memory, declared at the top."""
+        buf = allocated_buffer(s)
+        if id(s.buffer_var) not in self.names:  # an unrolled copy declares it once
+            name = self.bind(s.buffer_var, buf.name, f"buffer:{buf.dtype}:{buf.ndim}",
+                             scoped=False)
+            kind = "shared" if buf.scope == "shared" else "local"
+            shape = ", ".join(self.expr_text(e) for e in s.extents) + (
+                "," if len(s.extents) == 1 else "")
+            self.emit(f"{name} = cuda.{kind}.array(({shape}), {np_scalar(buf.dtype)})", s,
+                      indent=1, into=self.top_pre)
+        self.alloc_extents[id(s.buffer_var)] = s.extents
+        self.stmt(s.body)
+
+    def stmt_DeclBuffer(self, s: S.DeclBuffer):
+        """A buffer over an array the kernel has in its own shape: the same name."""
+        buf = s.buffer
+        data = self.names.get(id(buf.data))
+        extents = self.alloc_extents.get(id(buf.data))
+        if data is not None and extents is not None and len(extents) == len(buf.shape) and all(
+                structural_equal(a, b) for a, b in zip(extents, buf.shape)):
+            self.names[id(buf)] = data
+            self.stmt(s.body)
+            return
+        super().stmt_DeclBuffer(s)
 
     def stmt_BlockRealize(self, s: S.BlockRealize):
         block = s.block
@@ -121,13 +158,23 @@ class _HostGenerator(_Generator):
         self.kernel_params = kernel_params  # kernel name -> [Buffer or Var]
 
     def stmt_For(self, s: S.For):
-        kernel = self.kernels.get(id(s))
-        if kernel is None:
+        if id(s) not in self.kernels:
             super().stmt_For(s)
             return
+        self.launch(s)
+
+    def stmt_AttrStmt(self, s: S.AttrStmt):
+        if id(s) not in self.kernels:
+            super().stmt_AttrStmt(s)
+            return
+        self.launch(s)
+
+    def launch(self, s):
+        kernel = self.kernels[id(s)]
         grid = _dims_text(self, kernel.grid)
         block = _dims_text(self, kernel.block)
-        args = ", ".join(self.names[id(p)] for p in self.kernel_params[kernel.name])
+        args = ", ".join(self.names.get(id(p)) or self.names[id(p.data)]
+                         for p in self.kernel_params[kernel.name])
         self.emit(f"{kernel.name}[{grid}, {block}]({args})", s)
 
     def alloc(self, buf, stmt):
@@ -136,6 +183,14 @@ class _HostGenerator(_Generator):
         name = self.bind(buf, buf.name, f"buffer:{buf.dtype}:{buf.ndim}", scoped=False)
         shape = ", ".join(self.expr_text(e) for e in buf.shape) + ("," if buf.ndim == 1 else "")
         self.emit(f'{name} = empty(({shape}), "{buf.dtype}")  # device memory', stmt)
+
+    def stmt_Allocate(self, s: S.Allocate):
+        """Lowered TIR's global ``T.allocate`` on the host: device memory."""
+        buf = allocated_buffer(s)
+        self.alloc(buf, s)
+        self.names[id(s.buffer_var)] = self.names[id(buf)]
+        self.alloc_extents[id(s.buffer_var)] = s.extents
+        self.stmt(s.body)
 
 
 def _dims_text(gen, dims) -> str:
@@ -164,7 +219,9 @@ def kernel_func(func, kernel: Kernel, host_buffers: list):
         params.append(handle)
         buffer_map[handle] = buf
     params += kernel.host_vars
-    return func.replace(params=params, buffer_map=buffer_map, body=kernel.stmt)
+    # lowered TIR indexes flat views of the arrays it never declares: declared at the top
+    return declare_buffer_views(func.replace(params=params, buffer_map=buffer_map,
+                                             body=kernel.stmt))
 
 
 def cuda_source(func, kernels: list, name: str, host_buffers: list,

@@ -5,7 +5,8 @@ in TVM; the function ``name(func)`` beside it rewrites one PrimFunc.  In TVM's p
 (:mod:`mlckit.tir.pipeline`): LowerInitBlock, PlanAndUpdateBufferAllocationLocation,
 ConvertBlocksToOpaque, CompactBufferAllocation,
 LowerMatchBuffer, Simplify, LowerOpaqueBlock, FlattenBuffer, VectorizeLoop, StorageRewrite,
-UnrollLoop, Simplify, RemoveNoOp.
+UnrollLoop, Simplify, RemoveNoOp; then, for a GPU, ThreadSync (after the lowering, as in
+TVM's device passes).
 
 Example::
 
@@ -30,6 +31,7 @@ from .remove_no_op import RemoveNoOp, remove_no_op
 from .scalarize_local_buffers import ScalarizeLocalBuffers, scalarize_local_buffers
 from .simplify import Simplify, StmtSimplify, simplify
 from .storage_rewrite import StorageRewrite, storage_rewrite
+from .thread_sync import ThreadSync, ThreadSyncError, thread_sync
 from .unroll_loop import UnrollLoop, unroll_loop
 from .vectorize_loop import VectorizeLoop, vectorize_loop
 
@@ -45,6 +47,8 @@ __all__ = [
     "Simplify",
     "StmtSimplify",
     "StorageRewrite",
+    "ThreadSync",
+    "ThreadSyncError",
     "UnrollLoop",
     "compact_buffer_allocation",
     "convert_blocks_to_opaque",
@@ -57,6 +61,7 @@ __all__ = [
     "remove_no_op",
     "simplify",
     "storage_rewrite",
+    "thread_sync",
     "unroll_loop",
     "VectorizeLoop",
     "vectorize_loop",

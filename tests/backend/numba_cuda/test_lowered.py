@@ -1,0 +1,86 @@
+"""numba_cuda printing TVM's lowered TIR (``numba_cuda.LOWERED``, off by default): the TIR
+pipeline then ``ThreadSync`` change the IR, the kernel generator only prints it.  Numbers on
+the simulator against NumPy, the printed kernel written out."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from mlckit.backend import numba_cuda
+from mlckit.tir import stmt as S
+from mlckit.tir.traversal import post_order_visit
+
+from .schedules import CASES, inputs, reference, shared_blocking, shared_window_sum
+
+
+@pytest.fixture
+def lowered(monkeypatch):
+    monkeypatch.setattr(numba_cuda, "LOWERED", True)
+
+
+WINDOW_SUM_LOWERED = '''\
+@cuda.jit  # launched as grid 4, block 64; 264 bytes of shared memory
+def main_kernel(A, B):
+    A_shared = cuda.shared.array((66,), np.float32)
+    i_0 = cuda.blockIdx.x
+    i_1 = cuda.threadIdx.x
+    for ax0_0 in range(2):
+        ax0_1 = cuda.threadIdx.x
+        if ax0_0 * 64 + ax0_1 < 66:
+            A_shared[ax0_0 * 64 + ax0_1] = A[i_0 * 64 + ax0_0 * 64 + ax0_1]
+    cuda.syncthreads()
+    B[i_0 * 64 + i_1] = A_shared[i_1] + A_shared[i_1 + 1] + A_shared[i_1 + 2]
+
+
+def main(A, B):
+    """Host part: launches the kernels on arrays in device memory."""
+    main_kernel[4, 64](A, B)
+'''
+
+
+def test_the_kernel_is_the_lowered_tir_printed(lowered):
+    """``T.launch_thread`` is a thread index, ``T.allocate`` in shared memory a shared array,
+    the flat indices are FlattenBuffer's, the barrier ThreadSync's."""
+    source = numba_cuda.to_source(shared_window_sum().mod["main"])
+    assert source[source.index("@cuda.jit"):] == WINDOW_SUM_LOWERED
+
+
+def test_the_lowered_tir_has_no_blocks_and_launches_threads():
+    func = numba_cuda.lower(shared_blocking().mod["main"], lowered=True)
+    kinds: list = []
+    post_order_visit(func.body, lambda n: kinds.append(type(n).__name__))
+    assert "BlockRealize" not in kinds
+    launches = []
+    post_order_visit(func.body, lambda n: isinstance(n, S.AttrStmt)
+                     and n.attr_key == "thread_extent" and launches.append(n.node.thread_tag))
+    # the fetches' threadIdx.x launches stay nested, as TVM's LowerOpaqueBlock leaves them
+    assert sorted(launches) == ["blockIdx.x", "blockIdx.y", "threadIdx.x", "threadIdx.x",
+                                "threadIdx.x"]
+    assert func.script().count('T.tvm_storage_sync("shared")') == 2
+
+
+def test_barriers_surround_the_cooperative_fetch(lowered):
+    source = numba_cuda.to_source(shared_blocking().mod["main"])
+    lines = [ln.strip() for ln in source.splitlines()]
+    first, second = [n for n, ln in enumerate(lines) if ln == "cuda.syncthreads()"]
+    fetch = [n for n, ln in enumerate(lines) if ln.startswith("A_shared[")]
+    compute = [n for n, ln in enumerate(lines) if ln.startswith("C_local[") and "A_shared" in ln]
+    assert first < fetch[0] < second < compute[0]
+
+
+@pytest.mark.parametrize("case", sorted(CASES))
+def test_simulator_runs_the_lowered_kernels_equal_to_numpy(simulator, case):
+    kernel, schedule = CASES[case]
+    func = schedule().mod["main"]
+    args = inputs(func, seed=2)
+    args[-1][:] = np.nan
+    out = simulator.run(func, *args, lowered=True)
+    np.testing.assert_allclose(out[-1], reference(kernel, args), rtol=1e-5, atol=1e-5)
+
+
+def test_without_barriers_the_lowered_kernel_goes_wrong_on_the_simulator(simulator):
+    func = shared_window_sum().mod["main"]
+    args = inputs(func, seed=3)
+    out = simulator.run(func, *args, sync=False, lowered=True)
+    assert not np.allclose(out[-1], reference("window_sum", args), rtol=1e-5, atol=1e-5)
