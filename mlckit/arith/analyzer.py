@@ -22,7 +22,9 @@ Example::
 from __future__ import annotations
 
 import math
+from contextlib import contextmanager
 from dataclasses import dataclass
+from fractions import Fraction
 from typing import Any
 
 from mlckit.ir.node import Node
@@ -31,6 +33,8 @@ from mlckit.tir import expr as E
 from mlckit.tir import traversal
 from mlckit.tir.expr import IntImm, PrimExpr, Range, Var
 
+from . import constraints as C
+from . import rewrite
 from .vector import simplify_vector
 
 INF = math.inf
@@ -176,6 +180,94 @@ class Analyzer:
         # compared with TVM's output (compute_at)
         self.unit_ranges_as_constants = unit_ranges_as_constants
         self.const_vars: dict[int, int] = {}
+        # what the enclosing constraint scopes say (``arith.constraints``)
+        self._facts: list = []
+        self._literals: dict = {}
+        self._var_bounds: dict[int, tuple] = {}
+        self._closure: list | None = None
+        self._disjunctions: list = []
+        # TVM's RewriteSimplifier extensions (``tir.Simplify``'s options)
+        self.transitively_prove_inequalities = False
+        self.apply_constraints_to_boolean_branches = False
+        self.convert_boolean_to_and_of_ors = False
+
+    # -- constraints ----------------------------------------------------------------------
+    @contextmanager
+    def constraint_scope(self, constraint):
+        """Within the ``with`` block, ``constraint`` is known to hold (TVM's
+        ``ConstraintContext``): ``with ana.constraint_scope(i < 3): ana.simplify(i < 5)``
+        gives True.  Parts that read memory are not used (the memory may change)."""
+        saved = (self._facts, self._literals, self._var_bounds, self._closure,
+                 self._disjunctions)
+        self._facts, self._literals = list(self._facts), dict(self._literals)
+        self._var_bounds, self._disjunctions = dict(self._var_bounds), list(self._disjunctions)
+        try:
+            self._learn(self.simplify(E.convert(constraint)))
+            self._propagate_disjunctions()
+            yield
+        finally:
+            (self._facts, self._literals, self._var_bounds, self._closure,
+             self._disjunctions) = saved
+
+    def _propagate_disjunctions(self) -> None:
+        """A known ``a or b`` whose ``a`` is now known false makes ``b`` known."""
+        progress = True
+        while progress and self._disjunctions:
+            progress = False
+            for n, (a, b) in enumerate(self._disjunctions):
+                for x, y in ((a, b), (b, a)):
+                    sx = self.simplify(x)
+                    if isinstance(sx, IntImm) and not sx.value:
+                        del self._disjunctions[n]
+                        self._learn(self.simplify(y))
+                        progress = True
+                        break
+                if progress:
+                    break
+
+    def _learn(self, constraint) -> None:
+        self._closure = None
+        for part in C.split_and(constraint):
+            if isinstance(part, IntImm) or not C.is_pure(part):
+                continue
+            fact = C.comparison_fact(self, part)
+            if isinstance(part, E.Or):
+                self._disjunctions.append((part.a, part.b))
+            if fact is None:
+                self._literals[C.literal_key(self, part)] = True
+                self._literals[C.literal_key(self, C.negate(part))] = False
+                continue
+            self._facts.append(fact)
+            self._learn_var_bound(fact)
+
+    def _learn_var_bound(self, fact) -> None:
+        """A fact about one variable (``3 * i - 2 >= 0``) bounds it (``i >= 1``), as TVM's
+        ConstIntBound learns ``i < 3`` inside ``if i < 3``."""
+        if len(fact.lin.terms) != 1 or fact.kind == C.NE:
+            return
+        ((atom, coef),) = fact.lin.terms.values()
+        if not isinstance(atom, Var):
+            return
+        lo, hi = self._var_bounds.get(id(atom), (-INF, INF))
+        bound = Fraction(-fact.lin.const, coef)          # coef * v + const >= 0
+        if coef > 0 or fact.kind == C.EQ:
+            lo = max(lo, math.ceil(bound))
+        if coef < 0 or fact.kind == C.EQ:
+            hi = min(hi, math.floor(bound))
+        self._var_bounds[id(atom)] = (lo, hi)
+
+    def _known_facts(self) -> list:
+        if not self.transitively_prove_inequalities:
+            return self._facts
+        if self._closure is None:
+            self._closure = C.transitive_closure(self._facts)
+        return self._closure
+
+    def _literal(self, expr):
+        """True/False when the scopes state ``expr`` or its negation literally, else None."""
+        if not self._literals:
+            return None
+        return self._literals.get(C.literal_key(self, expr))
 
     # -- binding --------------------------------------------------------------------------
     def bind(self, var: Var, rng, allow_override: bool = True) -> None:
@@ -222,10 +314,15 @@ class Analyzer:
                 _, rng = entry
                 mlo, mhi = self._bound_lin(self._lin(rng.min))
                 elo, ehi = self._bound_lin(self._lin(rng.extent))
-                return mlo, mhi + ehi - 1
-            if isinstance(atom, E.SizeVar):
-                return 0, INF
-            return -INF, INF
+                lo, hi = mlo, mhi + ehi - 1
+            elif isinstance(atom, E.SizeVar):
+                lo, hi = 0, INF
+            else:
+                lo, hi = -INF, INF
+            known = self._var_bounds.get(id(atom))
+            if known is not None:
+                lo, hi = max(lo, known[0]), min(hi, known[1])
+            return lo, hi
         if isinstance(atom, (E.FloorDiv, E.FloorMod)) and isinstance(atom.b, IntImm) \
                 and atom.b.value > 0:
             c = atom.b.value
@@ -247,6 +344,14 @@ class Analyzer:
             return min(alo, blo), max(ahi, bhi)
         if isinstance(atom, E.Cast) and _is_int(atom.value):
             return self._bound_lin(self._lin(atom.value))
+        if isinstance(atom, E.Call) and getattr(atom.op, "name", "") == "tir.shift_left":
+            # x << s for x >= 0 and 0 <= s < bits (else the result is target-defined)
+            xlo, xhi = self._bound_lin(self._lin(atom.args[0]))
+            slo, shi = self._bound_lin(self._lin(atom.args[1]))
+            if xlo >= 0 and slo >= 0 and shi < dt.bits(atom.dtype) and xhi != INF:
+                lo, hi = int(xlo) << int(slo), int(xhi) << int(shi)
+                if hi <= dt.max_value(atom.dtype):
+                    return lo, hi
         return -INF, INF
 
     def can_prove(self, cond) -> bool:
@@ -277,32 +382,33 @@ class Analyzer:
         return self.simplify(expr)
 
     def simplify(self, expr):
-        """A simpler expression equal to ``expr`` for every value of the bound variables."""
+        """A simpler expression equal to ``expr`` for every value of the bound variables
+        (and wherever the enclosing constraint scopes hold)."""
         expr = E.convert(expr)
         if not isinstance(expr, PrimExpr):
             return expr
         if dt.lanes(expr.dtype) != 1:  # Ramp, Broadcast and their arithmetic: arith.vector
             return simplify_vector(self, expr)
-        if isinstance(expr, (E.LT, E.LE, E.GT, E.GE, E.EQ, E.NE)):
-            return self._simplify_cmp(expr)
-        if isinstance(expr, (E.And, E.Or)):
-            a, b = self.simplify(expr.a), self.simplify(expr.b)
-            return E.logical_and(a, b) if isinstance(expr, E.And) else E.logical_or(a, b)
-        if isinstance(expr, E.Not):
-            return E.logical_not(self.simplify(expr.a))
-        if not _is_int(expr):
-            return expr
-        return self._to_expr(self._lin(expr))
+        if _is_int(expr):
+            return self._to_expr(self._lin(rewrite.simplify_atoms(self, expr)))
+        return rewrite.simplify_other(self, expr)
 
     def _simplify_cmp(self, expr):
+        """An integer comparison whose operands are simplified already."""
         a, b = expr.a, expr.b
-        if not (_is_int(a) and _is_int(b)):
-            return expr
+        known = self._literal(expr)
+        if known is not None:
+            return IntImm("bool", known)
         diff = self._lin(a).copy().iadd(self._lin(b), -1)
         lo, hi = self._bound_lin(diff)
         if lo == -INF or hi == INF:
             slo, shi = self._symbolic_bound(diff)
             lo, hi = max(lo, slo), min(hi, shi)
+        nonzero = False
+        facts = self._known_facts()
+        if facts:
+            lo, hi, nonzero = C.bound_by_facts(self, diff, facts, lo, hi)
+        nonzero = nonzero or lo > 0 or hi < 0
         verdict = None
         if isinstance(expr, E.LT):
             verdict = True if hi < 0 else False if lo >= 0 else None
@@ -313,11 +419,19 @@ class Analyzer:
         elif isinstance(expr, E.GE):
             verdict = True if lo >= 0 else False if hi < 0 else None
         elif isinstance(expr, E.EQ):
-            verdict = True if lo == hi == 0 else False if (lo > 0 or hi < 0) else None
+            verdict = True if lo == hi == 0 else False if nonzero else None
         elif isinstance(expr, E.NE):
-            verdict = False if lo == hi == 0 else True if (lo > 0 or hi < 0) else None
+            verdict = False if lo == hi == 0 else True if nonzero else None
         if verdict is not None:
             return IntImm("bool", verdict)
+        # what is known narrows the comparison (TVM's RewriteSimplifier: knowing a >= b,
+        # a <= b is a == b; knowing a != b, it is a < b)
+        if isinstance(expr, E.LE) and (lo >= 0 or nonzero):
+            return self._simplify_cmp(E.EQ(a, b) if lo >= 0 else E.LT(a, b))
+        if isinstance(expr, E.GE) and (hi <= 0 or nonzero):
+            return self._simplify_cmp(E.EQ(b, a) if hi <= 0 else E.LT(b, a))
+        if isinstance(expr, E.NE) and (lo >= 0 or hi <= 0):
+            return self._simplify_cmp(E.LT(b, a) if lo >= 0 else E.LT(a, b))
         # as TVM's rewrite rules (x + c1 < c2 -> x < c2 - c1): the constant goes to the side
         # that is a constant (0 <= h - 1 -> 1 <= h)
         la, lb = self._lin(a), self._lin(b)
@@ -327,9 +441,12 @@ class Analyzer:
                               IntImm(b.dtype, lb.const - k))
         if la.is_const() and not lb.is_const() and lb.const != 0:
             k = lb.const
-            return type(expr)(IntImm(a.dtype, la.const - k),
-                              self._to_expr(lb.copy().iadd(_Lin(lb.dtype, {}, -k))))
-        return type(expr)(self.simplify(a), self.simplify(b))
+            a = IntImm(a.dtype, la.const - k)
+            b = self._to_expr(lb.copy().iadd(_Lin(lb.dtype, {}, -k)))
+            expr = type(expr)(a, b)
+        if isinstance(expr, (E.EQ, E.NE)) and la.is_const() and not lb.is_const():
+            return type(expr)(b, a)          # c == x -> x == c
+        return expr
 
     def _symbolic_bound(self, diff: _Lin) -> tuple[float, float]:
         """Constant bounds of ``diff`` after relaxing its bound variables over their

@@ -19,20 +19,50 @@ Example::
 
 from __future__ import annotations
 
+from mlckit.arith import constraints
 from mlckit.arith.analyzer import Analyzer
-from mlckit.ir.transform import FunctionPass
+from mlckit.ir.transform import FunctionPass, PassContext
 from mlckit.tir import expr as E
 from mlckit.tir import stmt as S
+from mlckit.tir import traversal
 from mlckit.tir.function import PrimFunc
 
 from ._pass import make_pass, post_order_rewrite
 
 __all__ = ["Simplify", "StmtSimplify", "simplify"]
 
+# the options of ``tvm.transform.PassContext(config={"tir.Simplify": {...}})``, all off by
+# default as in TVM; ``propagate_knowns_to_simplify_expressions`` (TVM's buffer-value
+# tracking) is accepted and not implemented
+_OPTIONS = ("transitively_prove_inequalities", "propagate_knowns_to_prove_conditional",
+            "propagate_knowns_to_simplify_expressions", "convert_boolean_to_and_of_ors",
+            "apply_constraints_to_boolean_branches")
+
+
+def _config() -> dict:
+    config = PassContext.current().config
+    given = config.get("tir.Simplify", config.get("tirx.StmtSimplify")) or {}
+    if not isinstance(given, dict):
+        given = {k: getattr(given, k) for k in _OPTIONS if hasattr(given, k)}
+    unknown = set(given) - set(_OPTIONS)
+    if unknown:
+        from mlckit.error import TVMError
+
+        raise TVMError(f"tir.Simplify: unknown option(s) {sorted(unknown)}; "
+                       f"the options are {list(_OPTIONS)}")
+    return {k: bool(given.get(k, False)) for k in _OPTIONS}
+
 
 class _Simplifier:
-    def __init__(self):
+    def __init__(self, options: dict | None = None):
+        self.options = options or {k: False for k in _OPTIONS}
         self.analyzer = Analyzer()
+        for flag in ("transitively_prove_inequalities", "apply_constraints_to_boolean_branches",
+                     "convert_boolean_to_and_of_ors"):
+            setattr(self.analyzer, flag, self.options[flag])
+        # pure values of LetStmts, substituted into conditions to prove them (TVM's
+        # non_inlined_bindings_)
+        self.bindings: dict = {}
 
     def expr(self, e):
         if not isinstance(e, E.PrimExpr):
@@ -53,39 +83,132 @@ class _Simplifier:
         new = [self.expr(x) for x in xs]
         return xs if all(a is b for a, b in zip(new, xs)) else new
 
+    def prove(self, cond):
+        """The condition's value when it is known (the let-bound values substituted in)."""
+        if self.bindings:
+            cond = traversal.substitute(cond, self.bindings)
+        cond = self.analyzer.simplify(cond)
+        return bool(cond.value) if isinstance(cond, E.IntImm) else None
+
     def stmt(self, s):
         if isinstance(s, S.SeqStmt):
-            seq = [self.stmt(x) for x in s.seq]
-            return s if all(a is b for a, b in zip(seq, s.seq)) else S.stmt_seq(*seq)
+            return self.seq(s)
         if isinstance(s, S.For):
             self.analyzer.bind(s.loop_var, E.Range(s.min, s.extent))
-            return _changed(s, min=self.expr(s.min), extent=self.expr(s.extent),
-                            body=self.stmt(s.body))
+            body = s.body
+            if not (isinstance(s.min, E.IntImm) and isinstance(s.extent, E.IntImm)):
+                # a symbolic range is known as two inequalities (TVM's StmtSimplifier)
+                bounds = E.And(E.GE(s.loop_var, s.min), E.LT(s.loop_var, s.min + s.extent))
+                with self.analyzer.constraint_scope(bounds):
+                    body = self.stmt(body)
+            else:
+                body = self.stmt(body)
+            return _changed(s, min=self.expr(s.min), extent=self.expr(s.extent), body=body)
         if isinstance(s, S.BufferStore):
-            return _changed(s, value=self.expr(s.value), indices=self.exprs(s.indices))
+            return self.store(s)
         if isinstance(s, S.IfThenElse):
-            cond = self.expr(s.condition)
-            if isinstance(cond, E.IntImm):
-                taken = s.then_case if cond.value else s.else_case
-                return self.stmt(taken) if taken is not None else S.Evaluate(0)
-            return _changed(s, condition=cond, then_case=self.stmt(s.then_case),
-                            else_case=None if s.else_case is None else self.stmt(s.else_case))
+            return self.if_then_else(s)
         if isinstance(s, S.LetStmt):
-            return _changed(s, value=self.expr(s.value), body=self.stmt(s.body))
+            value = self.expr(s.value)
+            if constraints.is_pure(value):
+                self.bindings[s.var] = value
+            return _changed(s, value=value, body=self.stmt(s.body))
         if isinstance(s, S.Allocate):
             return _changed(s, extents=self.exprs(s.extents), body=self.stmt(s.body))
-        if isinstance(s, (S.DeclBuffer, S.AttrStmt, S.While)):
+        if isinstance(s, S.AttrStmt):
+            if s.attr_key in ("thread_extent", "virtual_thread") and isinstance(s.node, E.IterVar):
+                self.analyzer.bind(s.node.var, E.Range(0, s.value))
+            return _changed(s, body=self.stmt(s.body))
+        if isinstance(s, (S.DeclBuffer, S.While)):
             return _changed(s, body=self.stmt(s.body))
         if isinstance(s, S.AssertStmt):
-            return _changed(s, condition=self.expr(s.condition), body=self.stmt(s.body))
+            cond = self.expr(s.condition)
+            with self.analyzer.constraint_scope(cond):
+                body = self.stmt(s.body)
+            return _changed(s, condition=cond, body=body)
         if isinstance(s, S.Evaluate):
             return _changed(s, value=self.expr(s.value))
         if isinstance(s, S.BlockRealize):
             block = s.block
+            for iv in block.iter_vars:
+                self.analyzer.bind(iv.var, iv.dom)
             new_block = _changed(block, body=self.stmt(block.body),
                                  init=None if block.init is None else self.stmt(block.init))
             return _changed(s, predicate=self.expr(s.predicate), block=new_block)
         return s
+
+    def seq(self, s):
+        """Each statement in turn; with ``propagate_knowns_to_prove_conditional``, what a
+        ``T.assume`` states holds for the statements after it."""
+        out = []
+        assumed = []
+        for x in s.seq:
+            if assumed:
+                with self.analyzer.constraint_scope(_all(assumed)):
+                    out.append(self.stmt(x))
+            else:
+                out.append(self.stmt(x))
+            if self.options["propagate_knowns_to_prove_conditional"]:
+                cond = _assumption(x)
+                if cond is not None:
+                    assumed.append(cond)
+        if all(a is b for a, b in zip(out, s.seq)):
+            return s
+        return S.stmt_seq(*out)
+
+    def store(self, s):
+        s = _changed(s, value=self.expr(s.value), indices=self.exprs(s.indices))
+        load = s.value
+        # storing what was just loaded from the same place does nothing (TVM's Simplify)
+        if isinstance(load, E.BufferLoad) and load.buffer.data is s.buffer.data \
+                and len(load.indices) == len(s.indices) \
+                and all(_same(a, b) for a, b in zip(load.indices, s.indices)) \
+                and _same_layout(load.buffer, s.buffer):
+            return S.Evaluate(E.IntImm("int32", 0))
+        return s
+
+    def if_then_else(self, s):
+        known = self.prove(s.condition)
+        if known is not None:
+            taken = s.then_case if known else s.else_case
+            return self.stmt(taken) if taken is not None else S.Evaluate(E.IntImm("int32", 0))
+        cond = self.expr(s.condition)
+        real = cond.args[0] if _is_likely(cond) else cond
+        known_then = real
+        if self.bindings:
+            substituted = traversal.substitute(real, self.bindings)
+            if not _same(substituted, real):
+                known_then = E.And(real, substituted)
+        with self.analyzer.constraint_scope(known_then):
+            then_case = self.stmt(s.then_case)
+        else_case = None
+        if s.else_case is not None:
+            with self.analyzer.constraint_scope(constraints.negate(known_then)):
+                else_case = self.stmt(s.else_case)
+        return _changed(s, condition=cond, then_case=then_case, else_case=else_case)
+
+
+def _is_likely(e) -> bool:
+    return isinstance(e, E.Call) and getattr(e.op, "name", "") == "tir.likely"
+
+
+def _assumption(s):
+    if isinstance(s, S.Evaluate) and isinstance(s.value, E.Call) \
+            and getattr(s.value.op, "name", "") == "tir.assume":
+        return s.value.args[0]
+    return None
+
+
+def _all(conds):
+    out = conds[0]
+    for c in conds[1:]:
+        out = E.And(out, c)
+    return out
+
+
+def _same_layout(a, b) -> bool:
+    fields = ("shape", "strides", "elem_offset")
+    return a is b or all(_same(getattr(a, f, None), getattr(b, f, None)) for f in fields)
 
 
 def _same(a, b) -> bool:
@@ -106,7 +229,15 @@ def simplify(func: PrimFunc) -> PrimFunc:
 
         func = simplify(unroll_loop(func))
     """
-    body = _Simplifier().stmt(func.body)
+    simplifier = _Simplifier(_config())
+    # the buffers' shapes are not negative (TVM's MarkBufferMapShapes)
+    shapes = [dim for buf in func.buffer_map.values() for dim in buf.shape
+              if isinstance(dim, E.PrimExpr) and not isinstance(dim, E.IntImm)]
+    if shapes:
+        with simplifier.analyzer.constraint_scope(_all([E.GE(d, 0) for d in shapes])):
+            body = simplifier.stmt(func.body)
+    else:
+        body = simplifier.stmt(func.body)
     return func if body is func.body else func.replace(body=body)
 
 
