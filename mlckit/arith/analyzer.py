@@ -180,6 +180,7 @@ class Analyzer:
         # compared with TVM's output (compute_at)
         self.unit_ranges_as_constants = unit_ranges_as_constants
         self.const_vars: dict[int, int] = {}
+        self.values: dict[int, PrimExpr] = {}
         # what the enclosing constraint scopes say (``arith.constraints``)
         self._facts: list = []
         self._literals: dict = {}
@@ -280,6 +281,11 @@ class Analyzer:
         else:
             self.const_vars.pop(id(var), None)
 
+    def bind_value(self, var: Var, value) -> None:
+        """``var`` stands for ``value`` (an integer expression): simplification substitutes
+        it (TVM's ``Analyzer::Bind(var, expr)``, used for inlined lets)."""
+        self.values[id(var)] = E.convert(value, var.dtype)
+
     def bind_loops(self, loops) -> None:
         """Bind the variable of each For loop to its range."""
         for loop in loops:
@@ -344,6 +350,17 @@ class Analyzer:
             return min(alo, blo), max(ahi, bhi)
         if isinstance(atom, E.Cast) and _is_int(atom.value):
             return self._bound_lin(self._lin(atom.value))
+        if isinstance(atom, E.Cast) and _is_int(atom):
+            arg = _ceil_log2_arg(atom.value)
+            if arg is not None:     # int(ceil(log2(n))): topi.math.ceil_log2, in loop bounds
+                if isinstance(arg, E.FloatImm):
+                    lo = hi = arg.value
+                elif isinstance(arg, E.Cast) and _is_int(arg.value):
+                    lo, hi = self._bound_lin(self._lin(arg.value))
+                else:
+                    lo, hi = 0, INF
+                if lo > 0 and hi != INF:
+                    return math.ceil(math.log2(lo)), math.ceil(math.log2(hi))
         if isinstance(atom, E.Call) and getattr(atom.op, "name", "") == "tir.shift_left":
             # x << s for x >= 0 and 0 <= s < bits (else the result is target-defined)
             xlo, xhi = self._bound_lin(self._lin(atom.args[0]))
@@ -474,6 +491,8 @@ class Analyzer:
         if isinstance(expr, Var):
             if id(expr) in self.const_vars:
                 return _Lin(dtype, {}, self.const_vars[id(expr)])
+            if id(expr) in self.values:
+                return self._lin(self.values[id(expr)])
             lin = _Lin(dtype)
             lin.add_term(expr, 1)
             return lin
@@ -681,6 +700,15 @@ class Analyzer:
             return (self._lin(ctor(self._to_expr(a[0]), self._to_expr(b[0]))),
                     self._lin(ctor(self._to_expr(a[1]), self._to_expr(b[1]))))
         return None
+
+
+def _ceil_log2_arg(e):
+    """``n`` of ``ceil(log2(n))``, else None."""
+    if isinstance(e, E.Call) and getattr(e.op, "name", "") == "tir.ceil":
+        inner = e.args[0]
+        if isinstance(inner, E.Call) and getattr(inner.op, "name", "") == "tir.log2":
+            return inner.args[0]
+    return None
 
 
 def _const(e) -> bool:

@@ -22,6 +22,7 @@ from __future__ import annotations
 from mlckit.arith import constraints
 from mlckit.arith.analyzer import Analyzer
 from mlckit.ir.transform import FunctionPass, PassContext
+from mlckit.tir import dtype as dt
 from mlckit.tir import expr as E
 from mlckit.tir import stmt as S
 from mlckit.tir import traversal
@@ -63,6 +64,9 @@ class _Simplifier:
         # pure values of LetStmts, substituted into conditions to prove them (TVM's
         # non_inlined_bindings_)
         self.bindings: dict = {}
+        # variables in the definitions of buffers (shape, strides, offset, data), which
+        # keep their LetStmts (filled by ``simplify``)
+        self.in_buffer_defs: set = set()
 
     def expr(self, e):
         if not isinstance(e, E.PrimExpr):
@@ -109,16 +113,14 @@ class _Simplifier:
         if isinstance(s, S.IfThenElse):
             return self.if_then_else(s)
         if isinstance(s, S.LetStmt):
-            value = self.expr(s.value)
-            if constraints.is_pure(value):
-                self.bindings[s.var] = value
-            return _changed(s, value=value, body=self.stmt(s.body))
+            return self.let(s)
         if isinstance(s, S.Allocate):
             return _changed(s, extents=self.exprs(s.extents), body=self.stmt(s.body))
         if isinstance(s, S.AttrStmt):
             if s.attr_key in ("thread_extent", "virtual_thread") and isinstance(s.node, E.IterVar):
                 self.analyzer.bind(s.node.var, E.Range(0, s.value))
-            return _changed(s, body=self.stmt(s.body))
+            value = self.expr(s.value) if isinstance(s.value, E.PrimExpr) else s.value
+            return _changed(s, value=value, body=self.stmt(s.body))
         if isinstance(s, (S.DeclBuffer, S.While)):
             return _changed(s, body=self.stmt(s.body))
         if isinstance(s, S.AssertStmt):
@@ -136,6 +138,23 @@ class _Simplifier:
                                  init=None if block.init is None else self.stmt(block.init))
             return _changed(s, predicate=self.expr(s.predicate), block=new_block)
         return s
+
+    def let(self, s):
+        """An integer let of a pure value is inlined (TVM's StmtSimplifier); the LetStmt stays
+        where the variable is still used (a buffer's definition, which expressions
+        simplification does not reach)."""
+        value = self.expr(E.convert(s.value, s.var.dtype))
+        inline = dt.is_int(value.dtype) and dt.lanes(value.dtype) == 1 \
+            and constraints.is_pure(value)
+        if inline:
+            self.analyzer.bind_value(s.var, value)
+        elif constraints.is_pure(value):
+            self.bindings[s.var] = value
+        body = self.stmt(s.body)
+        if inline and id(s.var) not in self.in_buffer_defs \
+                and not traversal.uses_var(body, lambda v: v is s.var):
+            return body
+        return _changed(s, value=value, body=body)
 
     def seq(self, s):
         """Each statement in turn; with ``propagate_knowns_to_prove_conditional``, what a
@@ -188,6 +207,29 @@ class _Simplifier:
         return _changed(s, condition=cond, then_case=then_case, else_case=else_case)
 
 
+def _vars_in_buffer_definitions(body) -> set:
+    """ids of the variables the definitions of the buffers used in ``body`` mention."""
+    buffers = {}
+
+    def visit(node):
+        buf = getattr(node, "buffer", None)
+        if buf is not None and hasattr(buf, "shape"):
+            buffers[id(buf)] = buf
+
+    traversal.post_order_visit(body, visit)
+    found: set = set()
+
+    def note(node):
+        if isinstance(node, E.Var):
+            found.add(id(node))
+
+    for buf in buffers.values():
+        for part in (buf.data, buf.elem_offset, *buf.shape, *(buf.strides or [])):
+            if isinstance(part, E.PrimExpr):
+                traversal.post_order_visit(part, note)
+    return found
+
+
 def _is_likely(e) -> bool:
     return isinstance(e, E.Call) and getattr(e.op, "name", "") == "tir.likely"
 
@@ -230,6 +272,7 @@ def simplify(func: PrimFunc) -> PrimFunc:
         func = simplify(unroll_loop(func))
     """
     simplifier = _Simplifier(_config())
+    simplifier.in_buffer_defs = _vars_in_buffer_definitions(func.body)
     # the buffers' shapes are not negative (TVM's MarkBufferMapShapes)
     shapes = [dim for buf in func.buffer_map.values() for dim in buf.shape
               if isinstance(dim, E.PrimExpr) and not isinstance(dim, E.IntImm)]
