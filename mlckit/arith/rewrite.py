@@ -51,7 +51,7 @@ def simplify_atoms(ana: Analyzer, expr):
     if isinstance(expr, _ARITH):
         a, b = simplify_atoms(ana, expr.a), simplify_atoms(ana, expr.b)
         return expr if a is expr.a and b is expr.b else type(expr)(a, b)
-    if isinstance(expr, (E.Call, E.Select, E.Cast, E.BufferLoad)):
+    if isinstance(expr, (E.Call, E.Select, E.Cast, E.BufferLoad, E.Let)):
         return simplify_other(ana, expr)
     return expr
 
@@ -88,6 +88,9 @@ def simplify_other(ana: Analyzer, expr):
         return expr.replace(indices=indices)
     if isinstance(expr, _ARITH):
         return _float_arith(ana, expr)
+    if isinstance(expr, E.Let):
+        value, body = ana.simplify(expr.value), ana.simplify(expr.body)
+        return _remake(expr, value=value, body=body)
     return expr
 
 

@@ -65,8 +65,9 @@ class _Simplifier:
         # non_inlined_bindings_)
         self.bindings: dict = {}
         # variables in the definitions of buffers (shape, strides, offset, data), which
-        # keep their LetStmts (filled by ``simplify``)
-        self.in_buffer_defs: set = set()
+        # keep their LetStmts (found when the first LetStmt is met in ``body``)
+        self.in_buffer_defs: set | None = None
+        self.body = None
 
     def expr(self, e):
         if not isinstance(e, E.PrimExpr):
@@ -79,7 +80,8 @@ class _Simplifier:
                     return node.replace(indices=indices)
             return node
 
-        e = post_order_rewrite(e, inner)
+        if dt.lanes(e.dtype) != 1:     # arith.vector leaves the loads inside vectors alone
+            e = post_order_rewrite(e, inner)
         out = self.analyzer.simplify(e)
         return e if _same(out, e) else out
 
@@ -151,6 +153,8 @@ class _Simplifier:
         elif constraints.is_pure(value):
             self.bindings[s.var] = value
         body = self.stmt(s.body)
+        if self.in_buffer_defs is None:
+            self.in_buffer_defs = _vars_in_buffer_definitions(self.body)
         if inline and id(s.var) not in self.in_buffer_defs \
                 and not traversal.uses_var(body, lambda v: v is s.var):
             return body
@@ -272,7 +276,7 @@ def simplify(func: PrimFunc) -> PrimFunc:
         func = simplify(unroll_loop(func))
     """
     simplifier = _Simplifier(_config())
-    simplifier.in_buffer_defs = _vars_in_buffer_definitions(func.body)
+    simplifier.body = func.body
     # the buffers' shapes are not negative (TVM's MarkBufferMapShapes)
     shapes = [dim for buf in func.buffer_map.values() for dim in buf.shape
               if isinstance(dim, E.PrimExpr) and not isinstance(dim, E.IntImm)]
