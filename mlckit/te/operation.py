@@ -95,7 +95,7 @@ def thread_axis(dom=None, tag: str = "", name: str = "") -> IterVar:
     >>> from mlckit import te
     >>> tx = te.thread_axis("threadIdx.x")
     >>> tx.var, tx.thread_tag
-    (threadIdx.x, 'threadIdx.x')
+    (threadIdx_x, 'threadIdx.x')
     """
     if isinstance(dom, str):
         dom, tag = None, dom
