@@ -241,7 +241,9 @@ def _call(ana: Analyzer, expr):
     if name in ("tir.shift_left", "tir.shift_right") and all(
             isinstance(a, E.IntImm) for a in args) and 0 <= args[1].value < dt.bits(expr.dtype):
         x, s = args[0].value, args[1].value
-        return E.IntImm(expr.dtype, x << s if name == "tir.shift_left" else x >> s)
+        v = x << s if name == "tir.shift_left" else x >> s
+        if dt.min_value(expr.dtype) <= v <= dt.max_value(expr.dtype):   # else target-defined
+            return E.IntImm(expr.dtype, v)
     if name == "tir.ceil":
         x = args[0]
         if isinstance(x, E.FloatImm):
