@@ -1,16 +1,27 @@
-"""Simplify: every index and value in its simplest form, with the loops' ranges known.
+"""Simplify: every index and value in its simplest form, knowing what holds where it is.
 
 The arithmetic simplifier (``arith.Analyzer``) rewrites each expression of each statement,
-knowing the range of every enclosing loop variable, and a conditional whose condition
-becomes a constant keeps only the branch that runs::
+knowing the range of every enclosing loop variable and the condition of every enclosing
+``if`` (its negation in the ``else``) and ``assert``; a conditional whose condition becomes
+a constant keeps only the branch that runs, an integer let of a pure value is inlined, and
+storing what was just loaded from the same place is removed::
 
     Y[T.Add(k * 128 + j_0 * 4, 0)] = ...     ──►   Y[k * 128 + j_0 * 4] = ...
     for i in range(4):                              for i in range(4):
-        if i < 8:                          ──►          A[i] = 0
-            A[i] = 0
+        if i == n:                         ──►          if i == n:
+            if i < n + 1:                                   A[i] = 0
+                A[i] = 0
+    A[0] = A[0]                            ──►      T.evaluate(0)
 
-Expressions inside buffer loads are simplified too.  ``tvm.tir.transform.Simplify`` is TVM
-v0.23's name; TVM 0.27 calls it ``StmtSimplify`` (both are here).
+TVM's options, given as ``PassContext(config={"tir.Simplify": {...}})``, all off by
+default: ``transitively_prove_inequalities`` (``i < j`` and ``j < k`` prove ``i < k``),
+``apply_constraints_to_boolean_branches`` (each side of ``and``/``or`` simplified knowing
+the other), ``convert_boolean_to_and_of_ors`` (conditions as an AND of ORs) and
+``propagate_knowns_to_prove_conditional`` (here: a ``T.assume`` holds for the statements
+after it).  Where we differ from TVM: the buffer contents TVM tracks with those last two
+``propagate_knowns_*`` options are not tracked (the options are accepted and change nothing
+more).  ``tvm.tir.transform.Simplify`` is TVM v0.23's name; TVM 0.27 calls it
+``StmtSimplify`` (both are here).
 
 Example::
 
@@ -33,8 +44,7 @@ from ._pass import make_pass, post_order_rewrite
 __all__ = ["Simplify", "StmtSimplify", "simplify"]
 
 # the options of ``tvm.transform.PassContext(config={"tir.Simplify": {...}})``, all off by
-# default as in TVM; ``propagate_knowns_to_simplify_expressions`` (TVM's buffer-value
-# tracking) is accepted and not implemented
+# default as in TVM (see the module's docstring for what each does here)
 _OPTIONS = ("transitively_prove_inequalities", "propagate_knowns_to_prove_conditional",
             "propagate_knowns_to_simplify_expressions", "convert_boolean_to_and_of_ors",
             "apply_constraints_to_boolean_branches")
