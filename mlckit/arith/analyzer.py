@@ -187,6 +187,7 @@ class Analyzer:
         self._var_bounds: dict[int, tuple] = {}
         self._closure: list | None = None
         self._disjunctions: list = []
+        self._propagating = False
         # TVM's RewriteSimplifier extensions (``tir.Simplify``'s options)
         self.transitively_prove_inequalities = False
         self.apply_constraints_to_boolean_branches = False
@@ -211,7 +212,17 @@ class Analyzer:
              self._disjunctions) = saved
 
     def _propagate_disjunctions(self) -> None:
-        """A known ``a or b`` whose ``a`` is now known false makes ``b`` known."""
+        """A known ``a or b`` whose ``a`` is now known false makes ``b`` known (not while
+        already propagating: the scopes the simplification enters would start it again)."""
+        if self._propagating:
+            return
+        self._propagating = True
+        try:
+            self._propagate_disjunctions_once()
+        finally:
+            self._propagating = False
+
+    def _propagate_disjunctions_once(self) -> None:
         progress = True
         while progress and self._disjunctions:
             progress = False

@@ -126,9 +126,12 @@ def _and_or(ana: Analyzer, expr):
             return _bool(not is_and)
     if _complementary(ana, a, b):            # x and not x, x or not x
         return _bool(not is_and)
-    combined = _implied(ana, a, b, is_and)
-    if combined is not None:
-        return combined
+    # only between two leaves (as TVM's local rules): on chains of and/or, asking each side
+    # under the other would take time exponential in the depth
+    if not isinstance(a, (E.And, E.Or)) and not isinstance(b, (E.And, E.Or)):
+        combined = _implied(ana, a, b, is_and)
+        if combined is not None:
+            return combined
     out = E.And(a, b) if is_and else E.Or(a, b)
     if a is expr.a and b is expr.b:
         out = expr

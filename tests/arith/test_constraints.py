@@ -135,3 +135,14 @@ def test_and_of_ors_multiplies_out_and_merges_groups():
           tir.And(tir.Or(b[0], b[1]), tir.Or(b[0], b[2])))
     before = tir.Or(_eq(j, 0), tir.Or(_eq(k, 20), _ne(k, 30)))
     _same(ana.simplify(before), tir.Or(_eq(j, 0), _ne(k, 30)))
+
+
+def test_a_long_chain_of_conditions_is_learned_and_used():
+    vs = [tir.Var(f"v{x}", "int32") for x in range(30)]
+    chain = _lt(vs[-1], 5)
+    for v in reversed(vs[:-1]):
+        chain = tir.And(_lt(v, 5), chain)
+    ana = arith.Analyzer()
+    with ana.constraint_scope(tir.Not(chain)):        # some v >= 5
+        assert not ana.can_prove(_lt(vs[3], 5))
+        _same(ana.simplify(chain), tir.IntImm("bool", False))
