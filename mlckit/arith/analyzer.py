@@ -10,7 +10,9 @@
   variables are relaxed over their ranges (used to compute the regions a loop body touches).
 
 Variables are bound with ``bind(var, Range)``; unbound variables are unknown (``SizeVar``
-is non-negative).
+is non-negative).  Inside ``with ana.constraint_scope(cond):`` what ``cond`` says is known
+too (``arith.constraints``); conditions, calls, casts and floating point follow the rewrite
+rules of ``arith.rewrite``.
 
 Example::
 
