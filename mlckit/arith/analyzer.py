@@ -26,7 +26,6 @@ from __future__ import annotations
 import math
 from contextlib import contextmanager
 from dataclasses import dataclass
-from fractions import Fraction
 from typing import Any
 
 from mlckit.ir.node import Node
@@ -206,69 +205,12 @@ class Analyzer:
         self._facts, self._literals = list(self._facts), dict(self._literals)
         self._var_bounds, self._disjunctions = dict(self._var_bounds), list(self._disjunctions)
         try:
-            self._learn(self.simplify(E.convert(constraint)))
-            self._propagate_disjunctions()
+            C.learn(self, self.simplify(E.convert(constraint)))
+            C.propagate_disjunctions(self)
             yield
         finally:
             (self._facts, self._literals, self._var_bounds, self._closure,
              self._disjunctions) = saved
-
-    def _propagate_disjunctions(self) -> None:
-        """A known ``a or b`` whose ``a`` is now known false makes ``b`` known (not while
-        already propagating: the scopes the simplification enters would start it again)."""
-        if self._propagating:
-            return
-        self._propagating = True
-        try:
-            self._propagate_disjunctions_once()
-        finally:
-            self._propagating = False
-
-    def _propagate_disjunctions_once(self) -> None:
-        progress = True
-        while progress and self._disjunctions:
-            progress = False
-            for n, (a, b) in enumerate(self._disjunctions):
-                for x, y in ((a, b), (b, a)):
-                    sx = self.simplify(x)
-                    if isinstance(sx, IntImm) and not sx.value:
-                        del self._disjunctions[n]
-                        self._learn(self.simplify(y))
-                        progress = True
-                        break
-                if progress:
-                    break
-
-    def _learn(self, constraint) -> None:
-        self._closure = None
-        for part in C.split_and(constraint):
-            if isinstance(part, IntImm) or not C.is_pure(part):
-                continue
-            fact = C.comparison_fact(self, part)
-            if isinstance(part, E.Or):
-                self._disjunctions.append((part.a, part.b))
-            if fact is None:
-                self._literals[C.literal_key(self, part)] = True
-                self._literals[C.literal_key(self, C.negate(part))] = False
-                continue
-            self._facts.append(fact)
-            self._learn_var_bound(fact)
-
-    def _learn_var_bound(self, fact) -> None:
-        """A fact about one variable (``3 * i - 2 >= 0``) bounds it (``i >= 1``), as TVM's
-        ConstIntBound learns ``i < 3`` inside ``if i < 3``."""
-        if len(fact.lin.terms) != 1 or fact.kind == C.NE:
-            return
-        ((atom, coef),) = fact.lin.terms.values()
-        if not isinstance(atom, Var):
-            return
-        lo, hi = self._var_bounds.get(id(atom), (-INF, INF))
-        bound = Fraction(-fact.lin.const, coef)          # coef * v + const >= 0
-        if coef > 0 or fact.kind == C.EQ:
-            lo = max(lo, math.ceil(bound))
-        if coef < 0 or fact.kind == C.EQ:
-            hi = min(hi, math.floor(bound))
-        self._var_bounds[id(atom)] = (lo, hi)
 
     def _known_facts(self) -> list:
         if not self.transitively_prove_inequalities:
@@ -422,61 +364,6 @@ class Analyzer:
         if _is_int(expr):
             return self._to_expr(self._lin(rewrite.simplify_atoms(self, expr)))
         return rewrite.simplify_other(self, expr)
-
-    def _simplify_cmp(self, expr):
-        """An integer comparison whose operands are simplified already."""
-        a, b = expr.a, expr.b
-        known = self._literal(expr)
-        if known is not None:
-            return IntImm("bool", known)
-        diff = self._lin(a).copy().iadd(self._lin(b), -1)
-        lo, hi = self._bound_lin(diff)
-        if lo == -INF or hi == INF:
-            slo, shi = self._symbolic_bound(diff)
-            lo, hi = max(lo, slo), min(hi, shi)
-        nonzero = False
-        facts = self._known_facts()
-        if facts:
-            lo, hi, nonzero = C.bound_by_facts(self, diff, facts, lo, hi)
-        nonzero = nonzero or lo > 0 or hi < 0
-        verdict = None
-        if isinstance(expr, E.LT):
-            verdict = True if hi < 0 else False if lo >= 0 else None
-        elif isinstance(expr, E.LE):
-            verdict = True if hi <= 0 else False if lo > 0 else None
-        elif isinstance(expr, E.GT):
-            verdict = True if lo > 0 else False if hi <= 0 else None
-        elif isinstance(expr, E.GE):
-            verdict = True if lo >= 0 else False if hi < 0 else None
-        elif isinstance(expr, E.EQ):
-            verdict = True if lo == hi == 0 else False if nonzero else None
-        elif isinstance(expr, E.NE):
-            verdict = False if lo == hi == 0 else True if nonzero else None
-        if verdict is not None:
-            return IntImm("bool", verdict)
-        # what is known narrows the comparison (TVM's RewriteSimplifier: knowing a >= b,
-        # a <= b is a == b; knowing a != b, it is a < b)
-        if isinstance(expr, E.LE) and (lo >= 0 or nonzero):
-            return self._simplify_cmp(E.EQ(a, b) if lo >= 0 else E.LT(a, b))
-        if isinstance(expr, E.GE) and (hi <= 0 or nonzero):
-            return self._simplify_cmp(E.EQ(b, a) if hi <= 0 else E.LT(b, a))
-        if isinstance(expr, E.NE) and (lo >= 0 or hi <= 0):
-            return self._simplify_cmp(E.LT(b, a) if lo >= 0 else E.LT(a, b))
-        # as TVM's rewrite rules (x + c1 < c2 -> x < c2 - c1): the constant goes to the side
-        # that is a constant (0 <= h - 1 -> 1 <= h)
-        la, lb = self._lin(a), self._lin(b)
-        if lb.is_const() and not la.is_const() and la.const != 0:
-            k = la.const
-            return type(expr)(self._to_expr(la.copy().iadd(_Lin(la.dtype, {}, -k))),
-                              IntImm(b.dtype, lb.const - k))
-        if la.is_const() and not lb.is_const() and lb.const != 0:
-            k = lb.const
-            a = IntImm(a.dtype, la.const - k)
-            b = self._to_expr(lb.copy().iadd(_Lin(lb.dtype, {}, -k)))
-            expr = type(expr)(a, b)
-        if isinstance(expr, (E.EQ, E.NE)) and la.is_const() and not lb.is_const():
-            return type(expr)(b, a)          # c == x -> x == c
-        return expr
 
     def _symbolic_bound(self, diff: _Lin) -> tuple[float, float]:
         """Constant bounds of ``diff`` after relaxing its bound variables over their

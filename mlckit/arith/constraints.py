@@ -200,6 +200,68 @@ def bound_by_facts(ana: Analyzer, q: _Lin, facts: list, lo, hi):
     return lo, hi, nonzero
 
 
+def propagate_disjunctions(ana: Analyzer) -> None:
+    """A known ``a or b`` whose ``a`` is now known false makes ``b`` known (not while
+    already propagating: the scopes the simplification enters would start it again)."""
+    if ana._propagating:
+        return
+    ana._propagating = True
+    try:
+        _propagate_disjunctions_once(ana)
+    finally:
+        ana._propagating = False
+
+
+def _propagate_disjunctions_once(ana: Analyzer) -> None:
+    progress = True
+    while progress and ana._disjunctions:
+        progress = False
+        for n, (a, b) in enumerate(ana._disjunctions):
+            for x, y in ((a, b), (b, a)):
+                sx = ana.simplify(x)
+                if isinstance(sx, E.IntImm) and not sx.value:
+                    del ana._disjunctions[n]
+                    learn(ana, ana.simplify(y))
+                    progress = True
+                    break
+            if progress:
+                break
+
+
+def learn(ana: Analyzer, constraint) -> None:
+    """Record what ``constraint`` (simplified) says in ``ana``'s current scope."""
+    ana._closure = None
+    for part in split_and(constraint):
+        if isinstance(part, E.IntImm) or not is_pure(part):
+            continue
+        fact = comparison_fact(ana, part)
+        if isinstance(part, E.Or):
+            ana._disjunctions.append((part.a, part.b))
+        if fact is None:
+            ana._literals[literal_key(ana, part)] = True
+            ana._literals[literal_key(ana, negate(part))] = False
+            continue
+        ana._facts.append(fact)
+        _learn_var_bound(ana, fact)
+
+
+def _learn_var_bound(ana: Analyzer, fact) -> None:
+    """A fact about one variable (``3 * i - 2 >= 0``) bounds it (``i >= 1``), as TVM's
+    ConstIntBound learns ``i < 3`` inside ``if i < 3``."""
+    if len(fact.lin.terms) != 1 or fact.kind == NE:
+        return
+    ((atom, coef),) = fact.lin.terms.values()
+    if not isinstance(atom, E.Var):
+        return
+    lo, hi = ana._var_bounds.get(id(atom), (-INF, INF))
+    bound = Fraction(-fact.lin.const, coef)          # coef * v + const >= 0
+    if coef > 0 or fact.kind == EQ:
+        lo = max(lo, math.ceil(bound))
+    if coef < 0 or fact.kind == EQ:
+        hi = min(hi, math.floor(bound))
+    ana._var_bounds[id(atom)] = (lo, hi)
+
+
 def transitive_closure(facts: list) -> list:
     """``facts`` with the sums of two inequalities (an equality counts as two) that cancel
     an atom, and the inequations rewritten through an equality."""

@@ -104,13 +104,69 @@ def _compare(ana: Analyzer, expr):
     a, b = ana.simplify(expr.a), ana.simplify(expr.b)
     node = expr if a is expr.a and b is expr.b else type(expr)(a, b)
     if C._int_operands(node):
-        return ana._simplify_cmp(node)
+        return int_compare(ana, node)
     if _is_const(a) and _is_const(b):
         ops = {E.LT: lambda x, y: x < y, E.LE: lambda x, y: x <= y, E.GT: lambda x, y: x > y,
                E.GE: lambda x, y: x >= y, E.EQ: lambda x, y: x == y, E.NE: lambda x, y: x != y}
         return _bool(ops[type(node)](a.value, b.value))
     known = ana._literal(node)
     return _bool(known) if known is not None else node
+
+
+def int_compare(ana: Analyzer, expr):
+    """An integer comparison whose operands are simplified already."""
+    a, b = expr.a, expr.b
+    known = ana._literal(expr)
+    if known is not None:
+        return E.IntImm("bool", known)
+    diff = ana._lin(a).copy().iadd(ana._lin(b), -1)
+    lo, hi = ana._bound_lin(diff)
+    if lo == -C.INF or hi == C.INF:
+        slo, shi = ana._symbolic_bound(diff)
+        lo, hi = max(lo, slo), min(hi, shi)
+    nonzero = False
+    facts = ana._known_facts()
+    if facts:
+        lo, hi, nonzero = C.bound_by_facts(ana, diff, facts, lo, hi)
+    nonzero = nonzero or lo > 0 or hi < 0
+    verdict = None
+    if isinstance(expr, E.LT):
+        verdict = True if hi < 0 else False if lo >= 0 else None
+    elif isinstance(expr, E.LE):
+        verdict = True if hi <= 0 else False if lo > 0 else None
+    elif isinstance(expr, E.GT):
+        verdict = True if lo > 0 else False if hi <= 0 else None
+    elif isinstance(expr, E.GE):
+        verdict = True if lo >= 0 else False if hi < 0 else None
+    elif isinstance(expr, E.EQ):
+        verdict = True if lo == hi == 0 else False if nonzero else None
+    elif isinstance(expr, E.NE):
+        verdict = False if lo == hi == 0 else True if nonzero else None
+    if verdict is not None:
+        return E.IntImm("bool", verdict)
+    # what is known narrows the comparison (TVM's RewriteSimplifier: knowing a >= b,
+    # a <= b is a == b; knowing a != b, it is a < b)
+    if isinstance(expr, E.LE) and (lo >= 0 or nonzero):
+        return int_compare(ana, E.EQ(a, b) if lo >= 0 else E.LT(a, b))
+    if isinstance(expr, E.GE) and (hi <= 0 or nonzero):
+        return int_compare(ana, E.EQ(b, a) if hi <= 0 else E.LT(b, a))
+    if isinstance(expr, E.NE) and (lo >= 0 or hi <= 0):
+        return int_compare(ana, E.LT(b, a) if lo >= 0 else E.LT(a, b))
+    # as TVM's rewrite rules (x + c1 < c2 -> x < c2 - c1): the constant goes to the side
+    # that is a constant (0 <= h - 1 -> 1 <= h)
+    la, lb = ana._lin(a), ana._lin(b)
+    if lb.is_const() and not la.is_const() and la.const != 0:
+        k = la.const
+        return type(expr)(ana._to_expr(la.copy().iadd(C._const(la, -k))),
+                          E.IntImm(b.dtype, lb.const - k))
+    if la.is_const() and not lb.is_const() and lb.const != 0:
+        k = lb.const
+        a = E.IntImm(a.dtype, la.const - k)
+        b = ana._to_expr(lb.copy().iadd(C._const(lb, -k)))
+        expr = type(expr)(a, b)
+    if isinstance(expr, (E.EQ, E.NE)) and la.is_const() and not lb.is_const():
+        return type(expr)(b, a)          # c == x -> x == c
+    return expr
 
 
 def _and_or(ana: Analyzer, expr):
