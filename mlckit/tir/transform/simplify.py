@@ -20,7 +20,8 @@ the other), ``convert_boolean_to_and_of_ors`` (conditions as an AND of ORs) and
 ``propagate_knowns_to_prove_conditional`` (here: a ``T.assume`` holds for the statements
 after it).  Where we differ from TVM: the buffer contents TVM tracks with those last two
 ``propagate_knowns_*`` options are not tracked (the options are accepted and change nothing
-more).  ``tvm.tir.transform.Simplify`` is TVM v0.23's name; TVM 0.27 calls it
+more).  Integer lets are inlined as TVM v0.23 does (TVM 0.27's StmtSimplify keeps every
+LetStmt).  ``tvm.tir.transform.Simplify`` is TVM v0.23's name; TVM 0.27 calls it
 ``StmtSimplify`` (both are here).
 
 Example::
@@ -185,9 +186,13 @@ class _Simplifier:
                 cond = _assumption(x)
                 if cond is not None:
                     assumed.append(cond)
-        if all(a is b for a, b in zip(out, s.seq)):
+        # T.evaluate(0) is TVM's no-op: a sequence drops it (SeqStmt::Flatten)
+        kept = [x for x in out if not _is_no_op(x)]
+        if len(kept) == len(s.seq) and all(a is b for a, b in zip(kept, s.seq)):
             return s
-        return S.stmt_seq(*out)
+        if not kept:
+            return S.Evaluate(E.IntImm("int32", 0))
+        return kept[0] if len(kept) == 1 else S.stmt_seq(*kept)
 
     def store(self, s):
         s = _changed(s, value=self.expr(s.value), indices=self.exprs(s.indices))
@@ -242,6 +247,10 @@ def _vars_in_buffer_definitions(body) -> set:
             if isinstance(part, E.PrimExpr):
                 traversal.post_order_visit(part, note)
     return found
+
+
+def _is_no_op(s) -> bool:
+    return isinstance(s, S.Evaluate) and isinstance(s.value, E.IntImm) and s.value.value == 0
 
 
 def _is_likely(e) -> bool:
