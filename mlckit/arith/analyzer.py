@@ -10,7 +10,9 @@
   variables are relaxed over their ranges (used to compute the regions a loop body touches).
 
 Variables are bound with ``bind(var, Range)``; unbound variables are unknown (``SizeVar``
-is non-negative).
+is non-negative).  Inside ``with ana.constraint_scope(cond):`` what ``cond`` says is known
+too (``arith.constraints``); conditions, calls, casts and floating point follow the rewrite
+rules of ``arith.rewrite``.
 
 Example::
 
@@ -22,6 +24,7 @@ Example::
 from __future__ import annotations
 
 import math
+from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
 
@@ -31,6 +34,8 @@ from mlckit.tir import expr as E
 from mlckit.tir import traversal
 from mlckit.tir.expr import IntImm, PrimExpr, Range, Var
 
+from . import constraints as C
+from . import rewrite
 from .vector import simplify_vector
 
 INF = math.inf
@@ -176,6 +181,49 @@ class Analyzer:
         # compared with TVM's output (compute_at)
         self.unit_ranges_as_constants = unit_ranges_as_constants
         self.const_vars: dict[int, int] = {}
+        self.values: dict[int, PrimExpr] = {}
+        # what the enclosing constraint scopes say (``arith.constraints``)
+        self._facts: list = []
+        self._literals: dict = {}
+        self._var_bounds: dict[int, tuple] = {}
+        self._closure: list | None = None
+        self._disjunctions: list = []
+        self._propagating = False
+        # TVM's RewriteSimplifier extensions (``tir.Simplify``'s options)
+        self.transitively_prove_inequalities = False
+        self.apply_constraints_to_boolean_branches = False
+        self.convert_boolean_to_and_of_ors = False
+
+    # -- constraints ----------------------------------------------------------------------
+    @contextmanager
+    def constraint_scope(self, constraint):
+        """Within the ``with`` block, ``constraint`` is known to hold (TVM's
+        ``ConstraintContext``): ``with ana.constraint_scope(i < 3): ana.simplify(i < 5)``
+        gives True.  Parts that read memory are not used (the memory may change)."""
+        saved = (self._facts, self._literals, self._var_bounds, self._closure,
+                 self._disjunctions)
+        self._facts, self._literals = list(self._facts), dict(self._literals)
+        self._var_bounds, self._disjunctions = dict(self._var_bounds), list(self._disjunctions)
+        try:
+            C.learn(self, self.simplify(E.convert(constraint)))
+            C.propagate_disjunctions(self)
+            yield
+        finally:
+            (self._facts, self._literals, self._var_bounds, self._closure,
+             self._disjunctions) = saved
+
+    def _known_facts(self) -> list:
+        if not self.transitively_prove_inequalities:
+            return self._facts
+        if self._closure is None:
+            self._closure = C.transitive_closure(self._facts)
+        return self._closure
+
+    def _literal(self, expr):
+        """True/False when the scopes state ``expr`` or its negation literally, else None."""
+        if not self._literals:
+            return None
+        return self._literals.get(C.literal_key(self, expr))
 
     # -- binding --------------------------------------------------------------------------
     def bind(self, var: Var, rng, allow_override: bool = True) -> None:
@@ -187,6 +235,11 @@ class Analyzer:
             self.const_vars[id(var)] = int(rng.min.value)
         else:
             self.const_vars.pop(id(var), None)
+
+    def bind_value(self, var: Var, value) -> None:
+        """``var`` stands for ``value`` (an integer expression): simplification substitutes
+        it (TVM's ``Analyzer::Bind(var, expr)``, used for inlined lets)."""
+        self.values[id(var)] = E.convert(value, var.dtype)
 
     def bind_loops(self, loops) -> None:
         """Bind the variable of each For loop to its range."""
@@ -222,10 +275,15 @@ class Analyzer:
                 _, rng = entry
                 mlo, mhi = self._bound_lin(self._lin(rng.min))
                 elo, ehi = self._bound_lin(self._lin(rng.extent))
-                return mlo, mhi + ehi - 1
-            if isinstance(atom, E.SizeVar):
-                return 0, INF
-            return -INF, INF
+                lo, hi = mlo, mhi + ehi - 1
+            elif isinstance(atom, E.SizeVar):
+                lo, hi = 0, INF
+            else:
+                lo, hi = -INF, INF
+            known = self._var_bounds.get(id(atom))
+            if known is not None:
+                lo, hi = max(lo, known[0]), min(hi, known[1])
+            return lo, hi
         if isinstance(atom, (E.FloorDiv, E.FloorMod)) and isinstance(atom.b, IntImm) \
                 and atom.b.value > 0:
             c = atom.b.value
@@ -247,6 +305,25 @@ class Analyzer:
             return min(alo, blo), max(ahi, bhi)
         if isinstance(atom, E.Cast) and _is_int(atom.value):
             return self._bound_lin(self._lin(atom.value))
+        if isinstance(atom, E.Cast) and _is_int(atom):
+            arg = _ceil_log2_arg(atom.value)
+            if arg is not None:     # int(ceil(log2(n))): topi.math.ceil_log2, in loop bounds
+                if isinstance(arg, E.FloatImm):
+                    lo = hi = arg.value
+                elif isinstance(arg, E.Cast) and _is_int(arg.value):
+                    lo, hi = self._bound_lin(self._lin(arg.value))
+                else:
+                    lo, hi = 0, INF
+                if lo > 0 and hi != INF:
+                    return math.ceil(math.log2(lo)), math.ceil(math.log2(hi))
+        if isinstance(atom, E.Call) and getattr(atom.op, "name", "") == "tir.shift_left":
+            # x << s for x >= 0 and 0 <= s < bits (else the result is target-defined)
+            xlo, xhi = self._bound_lin(self._lin(atom.args[0]))
+            slo, shi = self._bound_lin(self._lin(atom.args[1]))
+            if xlo >= 0 and slo >= 0 and shi < dt.bits(atom.dtype) and xhi != INF:
+                lo, hi = int(xlo) << int(slo), int(xhi) << int(shi)
+                if hi <= dt.max_value(atom.dtype):
+                    return lo, hi
         return -INF, INF
 
     def can_prove(self, cond) -> bool:
@@ -277,59 +354,16 @@ class Analyzer:
         return self.simplify(expr)
 
     def simplify(self, expr):
-        """A simpler expression equal to ``expr`` for every value of the bound variables."""
+        """A simpler expression equal to ``expr`` for every value of the bound variables
+        (and wherever the enclosing constraint scopes hold)."""
         expr = E.convert(expr)
         if not isinstance(expr, PrimExpr):
             return expr
         if dt.lanes(expr.dtype) != 1:  # Ramp, Broadcast and their arithmetic: arith.vector
             return simplify_vector(self, expr)
-        if isinstance(expr, (E.LT, E.LE, E.GT, E.GE, E.EQ, E.NE)):
-            return self._simplify_cmp(expr)
-        if isinstance(expr, (E.And, E.Or)):
-            a, b = self.simplify(expr.a), self.simplify(expr.b)
-            return E.logical_and(a, b) if isinstance(expr, E.And) else E.logical_or(a, b)
-        if isinstance(expr, E.Not):
-            return E.logical_not(self.simplify(expr.a))
-        if not _is_int(expr):
-            return expr
-        return self._to_expr(self._lin(expr))
-
-    def _simplify_cmp(self, expr):
-        a, b = expr.a, expr.b
-        if not (_is_int(a) and _is_int(b)):
-            return expr
-        diff = self._lin(a).copy().iadd(self._lin(b), -1)
-        lo, hi = self._bound_lin(diff)
-        if lo == -INF or hi == INF:
-            slo, shi = self._symbolic_bound(diff)
-            lo, hi = max(lo, slo), min(hi, shi)
-        verdict = None
-        if isinstance(expr, E.LT):
-            verdict = True if hi < 0 else False if lo >= 0 else None
-        elif isinstance(expr, E.LE):
-            verdict = True if hi <= 0 else False if lo > 0 else None
-        elif isinstance(expr, E.GT):
-            verdict = True if lo > 0 else False if hi <= 0 else None
-        elif isinstance(expr, E.GE):
-            verdict = True if lo >= 0 else False if hi < 0 else None
-        elif isinstance(expr, E.EQ):
-            verdict = True if lo == hi == 0 else False if (lo > 0 or hi < 0) else None
-        elif isinstance(expr, E.NE):
-            verdict = False if lo == hi == 0 else True if (lo > 0 or hi < 0) else None
-        if verdict is not None:
-            return IntImm("bool", verdict)
-        # as TVM's rewrite rules (x + c1 < c2 -> x < c2 - c1): the constant goes to the side
-        # that is a constant (0 <= h - 1 -> 1 <= h)
-        la, lb = self._lin(a), self._lin(b)
-        if lb.is_const() and not la.is_const() and la.const != 0:
-            k = la.const
-            return type(expr)(self._to_expr(la.copy().iadd(_Lin(la.dtype, {}, -k))),
-                              IntImm(b.dtype, lb.const - k))
-        if la.is_const() and not lb.is_const() and lb.const != 0:
-            k = lb.const
-            return type(expr)(IntImm(a.dtype, la.const - k),
-                              self._to_expr(lb.copy().iadd(_Lin(lb.dtype, {}, -k))))
-        return type(expr)(self.simplify(a), self.simplify(b))
+        if _is_int(expr):
+            return self._to_expr(self._lin(rewrite.simplify_atoms(self, expr)))
+        return rewrite.simplify_other(self, expr)
 
     def _symbolic_bound(self, diff: _Lin) -> tuple[float, float]:
         """Constant bounds of ``diff`` after relaxing its bound variables over their
@@ -357,6 +391,8 @@ class Analyzer:
         if isinstance(expr, Var):
             if id(expr) in self.const_vars:
                 return _Lin(dtype, {}, self.const_vars[id(expr)])
+            if id(expr) in self.values:
+                return self._lin(self.values[id(expr)])
             lin = _Lin(dtype)
             lin.add_term(expr, 1)
             return lin
@@ -564,6 +600,15 @@ class Analyzer:
             return (self._lin(ctor(self._to_expr(a[0]), self._to_expr(b[0]))),
                     self._lin(ctor(self._to_expr(a[1]), self._to_expr(b[1]))))
         return None
+
+
+def _ceil_log2_arg(e):
+    """``n`` of ``ceil(log2(n))``, else None."""
+    if isinstance(e, E.Call) and getattr(e.op, "name", "") == "tir.ceil":
+        inner = e.args[0]
+        if isinstance(inner, E.Call) and getattr(inner.op, "name", "") == "tir.log2":
+            return inner.args[0]
+    return None
 
 
 def _const(e) -> bool:

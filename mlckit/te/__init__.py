@@ -55,7 +55,7 @@ from mlckit.tir.op import (  # noqa: F401 - the math TVM's te re-exports from ti
 )
 
 from .create_prim_func import create_prim_func
-from .operation import compute, const, placeholder, reduce_axis, size_var, var
+from .operation import compute, const, placeholder, reduce_axis, size_var, thread_axis, var
 from .reduce import CommReducer, Reduce, comm_reducer, max, min, sum  # noqa: A004
 from .tag import tag_scope
 from .tensor import ComputeOp, Operation, PlaceholderOp, ProducerLoad, Tensor
@@ -63,5 +63,5 @@ from .tensor import ComputeOp, Operation, PlaceholderOp, ProducerLoad, Tensor
 __all__ = [
     "CommReducer", "ComputeOp", "Operation", "PlaceholderOp", "ProducerLoad", "Reduce",
     "Tensor", "comm_reducer", "compute", "const", "create_prim_func", "max", "min",
-    "placeholder", "reduce_axis", "size_var", "sum", "tag_scope", "var",
+    "placeholder", "reduce_axis", "size_var", "sum", "tag_scope", "thread_axis", "var",
 ]

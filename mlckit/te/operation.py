@@ -88,6 +88,24 @@ def placeholder(shape, dtype: str | None = None, name: str = "placeholder") -> T
     return PlaceholderOp(name, _shape(shape, f"te.placeholder {name!r}"), dtype).output(0)
 
 
+def thread_axis(dom=None, tag: str = "", name: str = "") -> IterVar:
+    """A thread axis (``te.thread_axis("threadIdx.x")``): an IterVar whose extent an
+    ``AttrStmt("thread_extent")`` gives.
+
+    >>> from mlckit import te
+    >>> tx = te.thread_axis("threadIdx.x")
+    >>> tx.var, tx.thread_tag
+    (threadIdx_x, 'threadIdx.x')
+    """
+    if isinstance(dom, str):
+        dom, tag = None, dom
+    if not tag:
+        raise TVMTypeError("te.thread_axis needs a thread tag, e.g. 'threadIdx.x'")
+    if isinstance(dom, (list, tuple)):
+        dom = Range(convert(dom[0]), convert(dom[1]) - convert(dom[0]))
+    return IterVar(dom, Var(name or tag, "int32"), IterVarType.ThreadIndex, tag)
+
+
 def reduce_axis(dom, name: str = "rv", thread_tag: str = "") -> IterVar:
     """A reduction axis over ``dom``, a ``(lo, hi)`` pair or a ``tir.Range``.
 

@@ -55,6 +55,10 @@ class BufferVar:
     def data(self) -> Var:
         return self.buffer.data
 
+    def asobject(self) -> Var:
+        """The pointer itself (the buffer's data Var), as TVM's ``BufferVar.asobject``."""
+        return self.buffer.data
+
     def _indices(self, index) -> list:
         return [convert(i) for i in (index if isinstance(index, tuple) else (index,))]
 
@@ -154,6 +158,17 @@ class IRBuilder:
         store through, which a ``tir.PrimFunc`` takes as a parameter), as TVM's."""
         buf = decl_buffer([1], content_type, name, scope=scope or "global")
         return BufferVar(self, buf)
+
+    def pointer(self, content_type: str, name: str = "ptr", scope: str = "") -> BufferVar:
+        """A pointer to ``content_type`` elements, loaded and stored through as a
+        one-element buffer, as TVM's ``ib.pointer`` (a PrimFunc takes it as its data Var)."""
+        return BufferVar(self, decl_buffer([1], content_type, name, scope=scope or "global"))
+
+    def likely(self, expr):
+        """``expr`` marked as probably true (``T.likely``)."""
+        from .op import call_intrin
+
+        return call_intrin("bool", "tir.likely", convert(expr))
 
     def buffer_ptr(self, buf) -> BufferVar:
         """``buf`` (a Buffer, e.g. ``tir.decl_buffer``) to load and store through."""
