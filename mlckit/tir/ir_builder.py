@@ -55,10 +55,6 @@ class BufferVar:
     def data(self) -> Var:
         return self.buffer.data
 
-    def asobject(self) -> Var:
-        """The pointer itself (the buffer's data Var), as TVM's ``BufferVar.asobject``."""
-        return self.buffer.data
-
     def _indices(self, index) -> list:
         return [convert(i) for i in (index if isinstance(index, tuple) else (index,))]
 
@@ -151,12 +147,6 @@ class IRBuilder:
                           axis_separators=axis_separators)
         self.emit(lambda body: S.Allocate(buf.data, dtype, shape, IntImm("bool", 1), body,
                                           scope=buf.scope))
-        return BufferVar(self, buf)
-
-    def pointer(self, content_type: str, name: str = "ptr", scope: str = "") -> BufferVar:
-        """A pointer to ``content_type`` elements (a one-element buffer ``name`` to load and
-        store through, which a ``tir.PrimFunc`` takes as a parameter), as TVM's."""
-        buf = decl_buffer([1], content_type, name, scope=scope or "global")
         return BufferVar(self, buf)
 
     def pointer(self, content_type: str, name: str = "ptr", scope: str = "") -> BufferVar:
