@@ -186,10 +186,11 @@ class _Simplifier:
                 cond = _assumption(x)
                 if cond is not None:
                     assumed.append(cond)
-        # T.evaluate(0) is TVM's no-op: a sequence drops it (SeqStmt::Flatten)
-        kept = [x for x in out if not _is_no_op(x)]
-        if len(kept) == len(s.seq) and all(a is b for a, b in zip(kept, s.seq)):
+        # an unchanged sequence is kept as it is (TVM's mutators rebuild only what changed);
+        # a changed one drops its no-ops, T.evaluate(0), as TVM's SeqStmt::Flatten does
+        if all(a is b for a, b in zip(out, s.seq)):
             return s
+        kept = [x for x in out if not _is_no_op(x)]
         if not kept:
             return S.Evaluate(E.IntImm("int32", 0))
         return kept[0] if len(kept) == 1 else S.stmt_seq(*kept)

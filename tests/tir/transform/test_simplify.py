@@ -344,3 +344,30 @@ def test_an_unknown_option_is_an_error():
 
     with pytest.raises(tvm.TVMError, match="unknown option"):
         _simplified(f, prove_everything=True)
+
+
+def test_a_no_op_stays_in_a_sequence_nothing_else_changed_and_goes_from_one_that_changed():
+    # TVM's mutators rebuild (and so flatten away T.evaluate(0)) only what they change
+    @T.prim_func
+    def unchanged(A: T.Buffer((4,), "float32")):
+        T.func_attr({"global_symbol": "f"})
+        T.evaluate(0)
+        for i in range(4):
+            A[i] = T.float32(1)
+
+    @T.prim_func
+    def changed(A: T.Buffer((4,), "float32")):
+        T.func_attr({"global_symbol": "f"})
+        T.evaluate(0)
+        for i in range(4):
+            A[i * 1] = T.float32(1)
+
+    @T.prim_func
+    def changed_expected(A: T.Buffer((4,), "float32")):
+        T.func_attr({"global_symbol": "f"})
+        for i in range(4):
+            A[i] = T.float32(1)
+
+    simplify = tvm.tir.transform.Simplify()
+    tvm.ir.assert_structural_equal(simplify(tvm.IRModule({"f": unchanged}))["f"], unchanged)
+    tvm.ir.assert_structural_equal(simplify(tvm.IRModule({"f": changed}))["f"], changed_expected)
