@@ -322,8 +322,12 @@ def _check_extent(loop: S.For) -> int:
         text = extent.script() if isinstance(extent, E.PrimExpr) else repr(extent)
         why = ("scalable vectors (T.vscale()) are not supported by mlckit"
                if "vscale" in text else "the extent must be a positive constant")
+        # TVM's message (its tests match it), then which loop: a symbolic extent is refused
+        # when the function is built, as TVM 0.27's tvm.compile refuses it
         raise InternalError(f"Failed to vectorize loop with extent {text} for target "
-                            f"(nullptr): {why}")
+                            f"(nullptr): {why} (the loop "
+                            f"'{loop.loop_var.name_hint} in T.vectorized({text})'; split it "
+                            "by a constant factor and vectorize the inner loop)")
     if not (isinstance(loop.min, E.IntImm) and loop.min.value == 0):
         raise InternalError(f"vectorized loop {loop.loop_var.name_hint} must start at 0, it "
                             f"starts at {loop.min.script()}")

@@ -11,6 +11,7 @@ import pytest
 
 from mlckit.backend import numba_cpu
 from mlckit.backend.codegen import NUMBA, generate
+from mlckit.error import TVMError
 from mlckit.script import from_source
 from mlckit.tir import stmt as S
 from mlckit.tir.expr_vector import Ramp
@@ -141,3 +142,20 @@ def test_a_vectorized_float16_kernel_stores_float16_lanes(lowered):
     b = np.zeros(64, "float16")
     numba_cpu.build(scale)(a, b)
     np.testing.assert_array_equal(b, a * np.float16(0.5) + np.float16(1))
+
+
+def test_a_vectorized_loop_of_symbolic_extent_is_refused_naming_the_loop(lowered):
+    # as TVM 0.27's tvm.compile: "Failed to vectorize loop with extent n" (an InternalError)
+    add_one = from_source(textwrap.dedent('''
+        @T.prim_func
+        def add_one(a: T.handle, b: T.handle):
+            n = T.int32()
+            A = T.match_buffer(a, (n,), "float32")
+            B = T.match_buffer(b, (n,), "float32")
+            for i in T.vectorized(n):
+                with T.block("B"):
+                    vi = T.axis.spatial(n, i)
+                    B[vi] = A[vi] + T.float32(1)
+    '''))
+    with pytest.raises(TVMError, match=r"extent n .*the loop 'i in T.vectorized\(n\)'"):
+        numba_cpu.build(add_one)
