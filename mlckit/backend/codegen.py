@@ -165,6 +165,7 @@ class _Generator(StmtWriter, ExprWriter, LocalScalars, VectorLanes, FlatParams, 
         self.flat_pre: list = []
         self.lane_ranges: list = []  # (Var, extent) of the loops over a vector's chunks
         self.in_lanes = False  # writing a vector store's lanes (codegen_vector)
+        self.lane_names: dict | None = None  # index text -> its name, in a store's lanes
         self.lazy_views: dict = {}  # id(view) -> (its place, its line) until first used
         self.externs: dict = {}  # extern function name -> (return dtype, argument dtypes)
         self.extern_names: dict = {}  # extern function name -> its Python name in the code

@@ -95,6 +95,8 @@ class ExprWriter:
         name = self.name_of(buf)
         if not indices:
             return f"{name}[()]"
+        if self.lane_names is not None and not self.flavour.numpy_vectors:
+            return f"{name}[{', '.join(self.lane_index(i, name, d) for d, i in enumerate(indices))}]"
         return f"{name}[{', '.join(self.vector_index(i, store) for i in indices)}]"
 
     def expr_text(self, e: PrimExpr, store: bool = False) -> str:

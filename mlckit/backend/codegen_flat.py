@@ -139,7 +139,10 @@ class ParamViews:
                                 self.flat[id(owner)][1])
         if parts is None:
             return None
-        return f"{self.names[id(owner)]}[{', '.join(self.expr(p, 0) for p in parts)}]"
+        name = self.names[id(owner)]
+        if self.lane_names is not None:  # named once for all lanes
+            return f"{name}[{', '.join(self.lane_index(p, name, d) for d, p in enumerate(parts))}]"
+        return f"{name}[{', '.join(self.expr(p, 0) for p in parts)}]"
 
     def split_flat(self, index, shape, strides):
         """``index`` as one index per dimension (``i * 512 + j`` -> ``[i, j]``) when every

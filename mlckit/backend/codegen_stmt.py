@@ -302,7 +302,7 @@ class StmtWriter:
         name = self.bind(s.buffer_var, s.buffer_var.name_hint, f"buffer:{s.dtype}:{len(s.extents)}",
                          scoped=False)
         self.emit(f"{name} = np.empty(({shape}), dtype={np_dtype_text(s.dtype)})", s)
-        self.alloc_extents[id(s.buffer_var)] = s.extents
+        self.alloc_extents[id(s.buffer_var)] = (s.dtype, s.extents)
         self.stmt(s.body)
         self.pop_scope()
 
@@ -312,12 +312,20 @@ class StmtWriter:
         if id(buf.data) not in self.names:
             raise CodegenError(f"{self.name}: T.decl_buffer {buf.name!r} has no allocation")
         data = self.names[id(buf.data)]
+        alloc_dtype, extents = self.alloc_extents.get(id(buf.data), (None, None))
+        if alloc_dtype == buf.dtype and extents is not None \
+                and _same_constants(extents, buf.shape):
+            # the allocation's own shape (FlattenBuffer's view of a flat Allocate): the
+            # array itself, no second name for it
+            self.names[id(buf)] = data
+            self.keep.append(buf)
+            self.stmt(s.body)
+            return
         shape = ", ".join(self.expr_text(e) for e in buf.shape)
         if len(buf.shape) == 1:
             shape += ","
         name = self.bind(buf, buf.name, f"buffer:{buf.dtype}:{buf.ndim}", scoped=False)
         size = _const_size(buf.shape)
-        extents = self.alloc_extents.get(id(buf.data))
         if extents is not None and size is not None and size != _const_size(extents):
             data = f"{data}[0:{size}]"  # a smaller buffer sharing memory (StorageRewrite)
         if self.flavour.flat_params:  # written where first used (lanes index the array)
@@ -371,6 +379,12 @@ def vars_in(exprs) -> set[int]:
     found: set[int] = set()
     post_order_visit(list(exprs), lambda x: isinstance(x, Var) and found.add(id(x)))
     return found
+
+
+def _same_constants(a, b) -> bool:
+    """Whether the extents ``a`` and ``b`` are the same constants."""
+    return len(a) == len(b) and all(isinstance(x, IntImm) and isinstance(y, IntImm)
+                                    and x.value == y.value for x, y in zip(a, b))
 
 
 def _const_size(extents) -> int | None:

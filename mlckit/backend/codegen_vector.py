@@ -76,6 +76,36 @@ def lane_of(e, k: int, lane_vars: dict):
     raise CodegenError(f"a {e.dtype} {type(e).__name__} cannot be written lane by lane")
 
 
+def _split_offset(e) -> tuple:
+    """``e`` as (its part that is not a constant, or None; the constant added to it):
+    ``i * 32 + (C_chunk * 16 + 1)`` -> ``(i * 32 + C_chunk * 16, 1)``."""
+    if isinstance(e, E.IntImm):
+        return None, e.value
+    if isinstance(e, E.Add):
+        ra, ca = _split_offset(e.a)
+        rb, cb = _split_offset(e.b)
+        rest = ra if rb is None else rb if ra is None else E.Add(ra, rb)
+        return rest, ca + cb
+    if isinstance(e, E.Sub) and isinstance(e.b, E.IntImm):
+        ra, ca = _split_offset(e.a)
+        return ra, ca - e.b.value
+    return e, 0
+
+
+def _pure_arithmetic(e) -> bool:
+    """Whether ``e`` is integer arithmetic on variables and constants (no loads, no calls)."""
+    pure = True
+
+    def check(x):
+        nonlocal pure
+        if isinstance(x, (E.BufferLoad, E.Call)) or (isinstance(x, E.PrimExpr)
+                                                      and lanes_of(x) > 1):
+            pure = False
+
+    post_order_visit(e, check)
+    return pure and dt.is_int(e.dtype)
+
+
 def _is_one(x) -> bool:
     return isinstance(x, E.IntImm) and x.value == 1
 
@@ -125,7 +155,45 @@ class VectorExprs:
 
     def store_lanes(self, s: BufferStore, name: str, ks: list, lane_vars: dict):
         """Every lane ``k`` in ``ks`` computed into a temporary, then every one stored; a
-        value that reads no memory (``T.Broadcast(T.float32(0), 32)``) stored directly."""
+        value that reads no memory (``T.Broadcast(T.float32(0), 32)``) stored directly.
+        The indices' parts shared by every lane are named once (``lane_index``)."""
+        self.lane_names = {}
+        live = self.live[-1]
+        before = set(live)
+        try:
+            self._store_lanes(s, name, ks, lane_vars)
+        finally:
+            # the names are this store's: the next vector store may bind them again
+            live.difference_update({n for n in self.lane_names.values() if n not in before})
+            self.lane_names = None
+
+    def lane_index(self, index, buffer_name: str, axis: int) -> str:
+        """An index written in a vector store's lanes, its part that is the same in every
+        lane named once before them, each lane adding its constant::
+
+            C_i = i_0 * 32 + i_1
+            C_j = j_0 * 32 + C_chunk * 16
+            C_v1 = C[C_i, C_j + 1] + A_e * B[k_0 * 4 + 1, C_j + 1]
+
+        Why: Numba's compile time grows with the arithmetic it types, and 16 lanes each
+        recomputing ``i_0 * 32 + i_1`` and ``j_0 * 32 + C_chunk * 16`` made the parallel
+        matmul compile twice as long.  Only sums of variables and constants are named (a
+        loaded value could change while the lanes are stored)."""
+        rest, offset = _split_offset(index)
+        if rest is None or isinstance(rest, E.Var) or not _pure_arithmetic(rest):
+            return self.expr(index, 0)
+        text = self.expr(rest, 0)
+        held = self.lane_names.get(text)
+        if held is None:
+            letter = "ijklmn"[axis] if axis < 6 else f"a{axis}"
+            var = E.Var(f"{buffer_name}_{letter}", rest.dtype)
+            held = self.lane_names[text] = self.bind(var, var.name_hint, var.dtype)
+            self.pending.append(f"{held} = {text}")
+        if offset == 0:
+            return held
+        return f"{held} {'+' if offset > 0 else '-'} {abs(offset)}"
+
+    def _store_lanes(self, s: BufferStore, name: str, ks: list, lane_vars: dict):
         loads = []
         post_order_visit(s.value, lambda e: loads.append(e) if isinstance(e, E.BufferLoad)
                          else None)

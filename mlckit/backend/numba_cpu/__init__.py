@@ -3,12 +3,15 @@
 The PrimFunc is lowered by TIR passes you can print (``numba_cpu.lower(f).show()``):
 ``compact_buffer_allocation`` (a cache buffer shrinks to the tile one loop iteration uses),
 ``scalarize_local_buffers`` (a small "local" tile indexed by constants becomes one-element
-buffers) and ``promote_invariant_elements`` (a loop-invariant element held in a one-element
-buffer across the loop); then it is written as Python (the lnumpy generator, numba flavour:
-one-element "local" buffers as scalars, parallel loops -> ``prange``, unrolled loops
-repeated, ``np.empty`` hoisted out of loops where that is legal, float32 constants typed)
-and compiled by Numba for C-contiguous arrays of the buffers'
-dtypes when it is built.  ``f.source`` is the generated module, for learners to read.
+buffers), ``promote_invariant_elements`` (a loop-invariant element held in a one-element
+buffer across the loop), then TVM's default TIR pipeline (blocks gone, buffers flat,
+``T.vectorized`` loops as ``T.Ramp``/``T.Broadcast`` vectors, ``T.unroll`` loops copied
+out) and ``legalize_half``.  The generator then prints the lowered TIR as Python (numba
+flavour: one-element "local" buffers as scalars, parallel loops -> ``prange``, a vector
+store's lanes one by one, float32 constants typed) and Numba compiles it for C-contiguous
+arrays of the buffers' dtypes when it is built.  ``f.source`` is the generated module, for
+learners to read.  ``MLCKIT_NUMBA_LOWERED=0`` compiles the un-lowered PrimFunc instead
+(see :data:`LOWERED`).
 
 Caching:
 
@@ -148,16 +151,13 @@ def to_source(func: PrimFunc, name: str | None = None, fastmath: bool = False,
                           externs.notes)
 
 
-#: Whether ``build`` compiles the lowered TIR: the passes below, then TVM's default TIR
-#: pipeline (``tir.get_tir_pipeline``: blocks and ``T.init`` gone, buffers flat, vectorized
-#: loops as ``T.Ramp``/``T.Broadcast``, loops unrolled), so that the generator only prints.
-#: Off by default until the rest holds: the schedules benchmark holds with it on (every row
-#: within noise, cache_write local faster), but VectorizeLoop refuses a ``T.vectorized``
-#: loop of symbolic extent (as TVM does) that the printer runs today, a ``match_buffer``'s
-#: ``access_ptr`` in a block keeps the block iterator through the pipeline, and the
-#: parallel matmul takes twice as long to compile.
-#: ``MLCKIT_NUMBA_LOWERED=1`` (or ``numba_cpu.LOWERED = True``) switches it on.
-LOWERED = os.environ.get("MLCKIT_NUMBA_LOWERED", "") == "1"
+#: Whether ``build`` compiles the lowered TIR (the default): the passes below, then TVM's
+#: default TIR pipeline (``tir.get_tir_pipeline``: blocks and ``T.init`` gone, buffers flat,
+#: vectorized loops as ``T.Ramp``/``T.Broadcast``, loops unrolled), so that the generator
+#: only prints.  ``MLCKIT_NUMBA_LOWERED=0`` (or ``numba_cpu.LOWERED = False``) compiles the
+#: un-lowered PrimFunc instead, the generator writing blocks, lanes and unrolled copies
+#: itself.  As TVM, the lowered path refuses a ``T.vectorized`` loop of symbolic extent.
+LOWERED = os.environ.get("MLCKIT_NUMBA_LOWERED", "1") != "0"
 
 
 def lower(func: PrimFunc, lowered: bool | None = None) -> PrimFunc:
