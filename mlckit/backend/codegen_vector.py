@@ -163,8 +163,9 @@ class VectorExprs:
         try:
             self._store_lanes(s, name, ks, lane_vars)
         finally:
-            # the names are this store's: the next vector store may bind them again
-            live.difference_update({n for n in self.lane_names.values() if n not in before})
+            # the lanes' temporaries and index names are this store's: the next vector store
+            # (an unrolled copy) binds them again, of the same types
+            live.difference_update(live - before)
             self.lane_names = None
 
     def lane_index(self, index, buffer_name: str, axis: int) -> str:

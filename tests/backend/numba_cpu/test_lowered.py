@@ -1,4 +1,4 @@
-"""numba_cpu with ``lowered=True`` (``numba_cpu.LOWERED``, off by default): TVM's default TIR
+"""numba_cpu with ``lowered=True`` (``numba_cpu.LOWERED``, the default): TVM's default TIR
 pipeline runs before the generator, which then prints loops, flat views, ``T.Ramp`` /
 ``T.Broadcast`` vectors and unrolled copies as they are; the numbers are NumPy's."""
 
@@ -82,8 +82,10 @@ def test_the_lowered_naive_matmul_computes_a_at_b(lowered):
 
 def test_lanes_index_a_parameter_in_its_own_shape_and_one_element_is_read_once():
     src = generate(numba_cpu.lower(_tiled(8, unroll=False), lowered=True), NUMBA)
-    # C_1[i_0 * 512 + i_1 * 64 + j_0 * 8 + 1] of the flat view, printed as C's element
-    assert "C[i_0 * 8 + i_1, j_0 * 8 + 1]" in src
+    # C_1[i_0 * 512 + i_1 * 64 + j_0 * 8 + 1] of the flat view, printed as C's element,
+    # the row and the first column named once for all lanes
+    assert "C_i = i_0 * 8 + i_1\n" in src and "C_j = j_0 * 8\n" in src
+    assert "C_v1 = C[C_i, C_j + 1] + A_e * B[B_i, C_j + 1]" in src
     assert "A_e = A[i_0 * 8 + i_1, k_0 * 4 + k_1]  # the same element in every lane" in src
     assert "reshape" not in src  # no flat view is indexed: none is declared
 
@@ -93,7 +95,8 @@ def test_32_float32_lanes_are_stored_as_two_chunks_of_16():
     assert ("# a vector store of 32 lanes as 2 chunks of 16: each lane reads only the element "
             "it writes") in src
     assert "for C_chunk in range(2):" in src
-    assert "C[i_0 * 8 + i_1, j_0 * 32 + C_chunk * 16 + 15] = C_v15" in src
+    assert "C_j = j_0 * 32 + C_chunk * 16\n" in src
+    assert "C[C_i, C_j + 15] = C_v15" in src
 
 
 def test_lanes_reading_another_lanes_element_are_not_chunked():
