@@ -102,9 +102,6 @@ class StmtWriter:
     def stmt_BufferStore(self, s: BufferStore):
         if self.vector_store(s):  # T.Ramp / T.Broadcast: codegen_vector
             return
-        if self.lane is not None:
-            self.lane_store(s)
-            return
         target = self.buffer_access(s.buffer, s.indices)
         # a scalar variable must keep its type: constants stored to it are typed
         scalar = id(s.buffer) in self.scalars
@@ -170,9 +167,6 @@ class StmtWriter:
     def stmt_For(self, s: For):
         kind = s.kind
         extent = s.extent
-        if kind == ForKind.VECTORIZED and self.lanes_ok(s):
-            self.lanes(s)
-            return
         if (
             kind == ForKind.UNROLLED
             and self.flavour.unroll_limit
@@ -257,11 +251,7 @@ class StmtWriter:
             self.emit(f'# block "{block.name_hint}"', s)
         n_iters = len(self.ctx_iters)
         for iv, value in zip(block.iter_vars, s.iter_values):
-            if self.lane_step(value):  # moves with the lane of a vectorized loop
-                self.lane_iter(iv.var, value, s)
-                continue
             text = self.expr_text(value)
-            self.note_iter_binding(iv.var, value)
             name = self.bind(iv.var, iv.var.name_hint, "int64")
             self.ctx_iters.append(name)
             self.emit(f"{name} = {text}", s)

@@ -12,7 +12,7 @@ is its one value (NumPy broadcasts it beside a vector)::
 
 numba (CPU and CUDA) writes lanes: every lane's value first, then every lane stored (a vector store reads
 all its lanes before it writes any), which LLVM's SLP vectorizer packs into vector
-instructions, as ``codegen_lanes`` does for ``T.vectorized`` loops::
+instructions::
 
     # a vector store of 4 lanes: each computed before any is stored
     A_v0 = A[0] * np.float32(2.0)
@@ -38,8 +38,7 @@ from mlckit.tir.stmt_functor import post_order_visit
 
 from .codegen_common import P_ADD, P_ATOM, P_COND, CodegenError, np_scalar
 
-#: bytes of one chunk of a vector store's lanes: a zmm register (16 float32 lanes), as
-#: ``codegen_lanes.CHUNK_BYTES``
+#: bytes of one chunk of a vector store's lanes: a zmm register (16 float32 lanes)
 CHUNK_BYTES = 64
 
 __all__ = ["VectorExprs", "lane_of"]
@@ -157,8 +156,8 @@ class VectorExprs:
         """Every lane ``k`` in ``ks`` computed into a temporary, then every one stored; a
         value that reads no memory (``T.Broadcast(T.float32(0), 32)``) stored directly.
         The indices' parts shared by every lane are named once (``lane_index``)."""
-        self.lane_names = {}
-        live = self.live[-1]
+        self.lane_names = {}  # the text of an index's part shared by the lanes -> its name,
+        live = self.live[-1]  # the constant added to it in its first lane
         before = set(live)
         try:
             self._store_lanes(s, name, ks, lane_vars)
@@ -185,14 +184,17 @@ class VectorExprs:
             return self.expr(index, 0)
         text = self.expr(rest, 0)
         held = self.lane_names.get(text)
-        if held is None:
+        if held is None:  # named with the first lane's constant: B_i = k_0 * 4 + 1
             letter = "ijklmn"[axis] if axis < 6 else f"a{axis}"
             var = E.Var(f"{buffer_name}_{letter}", rest.dtype)
-            held = self.lane_names[text] = self.bind(var, var.name_hint, var.dtype)
-            self.pending.append(f"{held} = {text}")
-        if offset == 0:
-            return held
-        return f"{held} {'+' if offset > 0 else '-'} {abs(offset)}"
+            held = self.lane_names[text] = (self.bind(var, var.name_hint, var.dtype), offset)
+            first = text if offset == 0 else \
+                f"{text} {'+' if offset > 0 else '-'} {abs(offset)}"
+            self.pending.append(f"{held[0]} = {first}")
+        name, delta = held[0], offset - held[1]
+        if delta == 0:
+            return name
+        return f"{name} {'+' if delta > 0 else '-'} {abs(delta)}"
 
     def _store_lanes(self, s: BufferStore, name: str, ks: list, lane_vars: dict):
         loads = []
@@ -237,7 +239,7 @@ class VectorExprs:
     def store_chunk(self, s: BufferStore, lanes: int) -> int:
         """Lanes per chunk when the vector store ``s`` is written as a loop over chunks (0:
         all lanes at once).  32 straight-line lanes take Numba about three times as long to
-        compile as 2 chunks of 16 in a loop, for the same vector code (``codegen_lanes``).
+        compile as 2 chunks of 16 in a loop, for the same vector code.
         Chunk after chunk gives the vector store's result when each lane reads, of the
         stored buffer, only the element it writes (other buffers do not overlap it:
         ``tir.noalias``) and no vector variable is involved."""
