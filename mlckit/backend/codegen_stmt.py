@@ -133,6 +133,14 @@ class StmtWriter:
         self.pop_scope()
 
     def stmt_AttrStmt(self, s: AttrStmt):
+        """A thread launched by lowered TIR (``T.launch_thread("threadIdx.x", 16) as j``,
+        what LowerOpaqueBlock makes of a bound loop) runs as a serial loop on the CPU, as the
+        bound loop does in un-lowered TIR; other attributes print their body."""
+        iv = s.node
+        if s.attr_key in ("thread_extent", "virtual_thread") and hasattr(iv, "thread_tag"):
+            self.stmt_For(For(iv.var, IntImm(iv.var.dtype, 0), s.value, ForKind.THREAD_BINDING,
+                              s.body, thread_binding=iv))
+            return
         self.stmt(s.body)
 
     def stmt_AssertStmt(self, s: AssertStmt):
@@ -302,6 +310,7 @@ class StmtWriter:
         if id(buf.data) not in self.names:
             raise CodegenError(f"{self.name}: T.decl_buffer {buf.name!r} has no allocation")
         data = self.names[id(buf.data)]
+        self.note_data(buf)  # an allocation's first view: its memory for T.tvm_access_ptr
         alloc_dtype, extents = self.alloc_extents.get(id(buf.data), (None, None))
         if alloc_dtype == buf.dtype and extents is not None \
                 and _same_constants(extents, buf.shape):
