@@ -69,9 +69,9 @@ from .codegen_common import (  # noqa: F401 - re-exported
 from .codegen_expr import ExprWriter
 from .codegen_extern import ExternCalls
 from .codegen_flat import FlatParams, ParamViews
-from .codegen_lanes import VectorLanes
 from .codegen_local import LocalScalars, _NotScalar
 from .codegen_stmt import OpenLoop, StmtWriter
+from .codegen_vector import VectorExprs
 
 __all__ = ["CodegenError", "Flavour", "GeneratedSource", "LNUMPY", "NUMBA", "generate", "func_name"]
 
@@ -131,7 +131,7 @@ class _Line:
 
 
 
-class _Generator(StmtWriter, ExprWriter, LocalScalars, VectorLanes, FlatParams, ParamViews,
+class _Generator(StmtWriter, ExprWriter, LocalScalars, VectorExprs, FlatParams, ParamViews,
                  ExternCalls):
     def __init__(self, func: PrimFunc, name: str, flavour: Flavour, not_scalar: frozenset = frozenset()):
         self.func = func
@@ -159,12 +159,10 @@ class _Generator(StmtWriter, ExprWriter, LocalScalars, VectorLanes, FlatParams, 
         self.alloc_extents: dict[int, list] = {}  # id(data var) -> its Allocate's extents
         self.top_pre: list = []
         self.pending: list[str] = []  # lines an expression needs before its statement
-        self.promoted: dict[int, str] = {}  # id(load) -> scalar holding its element (lanes)
-        self.flat: dict = {}  # constant-shape parameters read through flat views
-        self.iter_bindings: dict = {}  # id(block iter var) -> its value in loop variables
-        self.flat_pre: list = []
+        self.flat: dict = {}  # id(constant-shape parameter) -> [None, its row-major strides]
         self.lane_ranges: list = []  # (Var, extent) of the loops over a vector's chunks
         self.in_lanes = False  # writing a vector store's lanes (codegen_vector)
+        self.lane_names: dict | None = None  # index text -> its name, in a store's lanes
         self.lazy_views: dict = {}  # id(view) -> (its place, its line) until first used
         self.externs: dict = {}  # extern function name -> (return dtype, argument dtypes)
         self.extern_names: dict = {}  # extern function name -> its Python name in the code
@@ -254,11 +252,10 @@ class _Generator(StmtWriter, ExprWriter, LocalScalars, VectorLanes, FlatParams, 
                     self.emit(f"{var_name} = {self.names[id(buf)]}.shape[{axis}]")
         if self.flavour.flat_params:
             self.plan_flat_params()
-            self.out.append(self.flat_pre)
         self.out.append(self.top_pre)
         start = len(self.out)
         self.stmt(func.body)
-        if len(self.out) == start and not self.top_pre and not self.flat_pre:
+        if len(self.out) == start and not self.top_pre:
             self.emit("pass")
         return self.finish()
 

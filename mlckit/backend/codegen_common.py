@@ -1,11 +1,10 @@
 """What the Python code generators share: the flavours, names, literals and precedence.
 
 ``codegen.py`` walks statements, ``codegen_expr.py`` prints expressions,
-``codegen_local.py`` keeps small "local" buffers in scalar variables and
-``codegen_lanes.py`` writes ``T.vectorized`` loops as lanes (loop-invariant elements are
-held in one-element "local" buffers by the pass ``tir.transform.PromoteInvariantElements``,
-printed as scalars) and ``codegen_flat.py`` indexes constant-shape arguments
-through flat views; this module holds the data they all read.
+``codegen_local.py`` keeps small "local" buffers in scalar variables,
+``codegen_vector.py`` writes lowered TIR's vector stores lane by lane and
+``codegen_flat.py`` prints flat views of the parameters in their own shape where that
+helps LLVM; this module holds the data they all read.
 
 Example::
 
@@ -42,14 +41,11 @@ class Flavour:
     # "local" buffers of at most this many elements, every access of which has constant
     # indices once unrolled loops are repeated, become scalar variables (C_local_0_3)
     scalarize_limit: int = 0
-    # T.vectorized loops with a constant extent up to this, whose lanes are independent,
-    # are written lane by lane: every lane's value computed, then every lane stored
-    vector_lanes: int = 0
     # the backend runs tir.transform.PromoteInvariantElements before printing: in an
     # innermost loop, an element whose index does not move with it is held in a register
     promote_invariant: bool = False
-    # parameter buffers of constant shape are indexed through flat views outside vector
-    # lanes (C_flat[i * 512 + j]), so that LLVM sees constant strides: codegen_flat
+    # lowered TIR's flat views of constant-shape parameters are printed in the parameter's
+    # own shape in vector lanes and prange bodies (C[C_i, C_j + 1]): codegen_flat
     flat_params: bool = False
     # vector TIR (T.Ramp / T.Broadcast after VectorizeLoop) as whole NumPy arrays and slices;
     # otherwise lane by lane (codegen_vector)
@@ -58,7 +54,7 @@ class Flavour:
 
 LNUMPY = Flavour("lnumpy", numpy_vectors=True)
 NUMBA = Flavour("numba", typed_float_consts=True, prange=True, unroll_limit=64,
-                hoist_alloc=True, njit_helpers=True, scalarize_limit=64, vector_lanes=64,
+                hoist_alloc=True, njit_helpers=True, scalarize_limit=64,
                 promote_invariant=True, flat_params=True)
 
 

@@ -89,12 +89,14 @@ class ExprWriter:
     def buffer_access(self, buf: Buffer, indices, store: bool = False) -> str:
         if id(buf) in self.scalars:
             return self.scalar_access(buf, indices)
-        flat = self.param_view_access(buf, indices) or self.flat_access(buf, indices)
-        if flat is not None:
-            return flat
+        shaped = self.param_view_access(buf, indices)  # a flat view in its owner's shape
+        if shaped is not None:
+            return shaped
         name = self.name_of(buf)
         if not indices:
             return f"{name}[()]"
+        if self.lane_names is not None and not self.flavour.numpy_vectors:
+            return f"{name}[{', '.join(self.lane_index(i, name, d) for d, i in enumerate(indices))}]"
         return f"{name}[{', '.join(self.vector_index(i, store) for i in indices)}]"
 
     def expr_text(self, e: PrimExpr, store: bool = False) -> str:
@@ -131,11 +133,9 @@ class ExprWriter:
         if isinstance(e, StringImm):
             return repr(e.value), P_ATOM
         if isinstance(e, Var):
-            lane = self.lane is not None and self.lane_var_text(e)
-            return lane or (self.name_of(e), P_ATOM)
+            return self.name_of(e), P_ATOM
         if isinstance(e, BufferLoad):
-            held = self.promoted.get(id(e))  # an element kept in a scalar over the loop
-            return held or self.buffer_access(e.buffer, e.indices), P_ATOM
+            return self.buffer_access(e.buffer, e.indices), P_ATOM
         cls = type(e)
         if cls in _BINOPS:
             op, prec = _BINOPS[cls]

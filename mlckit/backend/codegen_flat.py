@@ -1,50 +1,35 @@
-"""Arguments of constant shape indexed through flat views in the Numba code generator.
+"""Lowered TIR's flat views of the parameters, printed in the parameter's own shape where
+that helps LLVM (the numba flavour).
 
-Numba computes the address of ``C[vi, vj]`` from the shape the array arrives with, a value
-LLVM knows only at run time; TVM flattens buffers before code generation (``FlattenBuffer``)
-and its LLVM sees ``i_0 * 16384 + i_1 * 512 + j_0 * 32 + j_1`` with the strides constants.
-With the constants, LLVM unrolls and schedules a tiled loop nest as it does for TVM (the
-tiled matmul runs ~1.5x faster).  So a parameter buffer whose shape is constant is read and
-written through a flat view, made once at the top of the function, and the flat index is
-written in loop variables, largest stride first (see ``flat_index``)::
-
-    # flat views of the arguments (C_flat[i_0 * 16384 + ...] is C[vi, vj], ...)
-    C_flat = C.reshape(-1)
-    ...
-    C_flat[i_0 * 16384 + i_1 * 512 + j_0 * 32 + j_1] = C_flat[...] + A_ik * B_flat[...]
-
-The lanes of a ``T.vectorized`` loop keep the 2-D form: there LLVM's SLP vectorizer finds
-the neighbouring elements (``C[vi, vj + 1]``) through Numba's own index arithmetic and
-packs them, which it does not do for the flat sums.  Buffers allocated in the function keep
-the 2-D form too (their shape is a constant LLVM already sees), and so does every access
-inside a ``prange`` body (see ``in_prange``).
+FlattenBuffer gives every access a flat index (``C_1[i_0 * 16384 + i_1 * 512 + j_0 * 32 +
+j_1]`` through ``C_1 = C.reshape((262144,))``), with the strides constants LLVM sees, as
+TVM's does.  Two places print the parameter's own shape instead (``ParamViews``): a vector
+store's lanes, whose neighbouring elements LLVM's SLP vectorizer finds through Numba's N-D
+index arithmetic (``C[C_i, C_j + 1]``) and not through flat sums, and a ``prange`` body,
+where Numba's parallel lowering loses writes to an array reached under two names.
 
 Example::
 
-    print(numba_cpu.build(tiled_matmul).source)    # A_flat, B_flat, C_flat as above
+    print(numba_cpu.build(tiled_matmul).source)    # C_1[...] and, in lanes, C[C_i, C_j + 1]
 """
 
 from __future__ import annotations
 
-from mlckit.arith.analyzer import Analyzer, substitute
+from mlckit.arith.analyzer import Analyzer
 from mlckit.tir.buffer import Buffer
-from mlckit.tir.expr import IntImm, Mul, Range, Var
+from mlckit.tir.expr import IntImm, Mul, Range
 from mlckit.tir.stmt import ForKind
-
-from .codegen_common import P_ADD, P_MUL
 
 __all__ = ["FlatParams", "ParamViews"]
 
 
 class FlatParams:
-    """Mixin of the generator: flat views of constant-shape parameter buffers."""
+    """Mixin of the generator: the row-major strides of constant-shape parameter buffers."""
 
-    flat: dict  # id(buffer) -> (its flat view's name or None before first use, row-major strides)
-    flat_pre: list  # where the views are created (top of the function)
+    flat: dict  # id(buffer) -> [None, its row-major strides]
 
     def plan_flat_params(self):
-        """Note the parameter buffers of constant shape (2-D and more); their views are
-        written on first use."""
+        """Note the parameter buffers of constant shape (2-D and more)."""
         for p in self.func.params:
             buf = self.func.buffer_map.get(p)
             if buf is None or buf.ndim < 2 or not all(isinstance(d, IntImm) for d in buf.shape):
@@ -55,64 +40,11 @@ class FlatParams:
                 step *= d.value
             self.flat[id(buf)] = [None, strides[::-1]]
 
-    def note_iter_binding(self, var: Var, value):
-        """Remember what a block iterator stands for in loop variables (``vi`` is
-        ``i_0 * 32 + i_1``), for the flat indices."""
-        self.iter_bindings[id(var)] = substitute(value, self.iter_bindings)
-
-    def flat_index(self, indices, strides) -> str:
-        """The flat index of ``indices`` as a sum over loop variables, largest stride first:
-        ``i_0 * 16384 + i_1 * 512 + j_0 * 32 + j_1``, as TVM's ``FlattenBuffer`` and
-        ``Simplify`` write it.  Why not ``vi * 512 + vj``: LLVM then folds the innermost
-        (unrolled) terms into constant address offsets from one base register, instead of
-        keeping one offset per copy (``j_0 * 32 + 1``, ``+ 2``, ...) live across the loop.
-        Indices that are not sums of loop variables times constants keep the block form."""
-        scaled = [i if s == 1 else Mul(i, IntImm(i.dtype, s)) for i, s in zip(indices, strides)
-                  if not (isinstance(i, IntImm) and i.value == 0)]
-        if not scaled:
-            return "0"
-        terms, const = Analyzer().linear_terms(substitute(sum(scaled[1:], scaled[0]),
-                                                          self.iter_bindings))
-        if not all(isinstance(atom, Var) and id(atom) in self.names for atom, _ in terms):
-            return " + ".join(self.expr(term, P_ADD) for term in scaled)
-        # the largest stride first (row-major order), ties from the outermost loop in; loops
-        # unrolled by the generator are not in self.loops: they are innermost
-        depth = {id(loop.var): k for k, loop in enumerate(self.loops)}
-        terms.sort(key=lambda term: (-abs(term[1]), depth.get(id(term[0]), len(depth))))
-        parts = [(coef, self.expr(atom, P_MUL) + ("" if abs(coef) == 1 else f" * {abs(coef)}"))
-                 for atom, coef in terms]
-        if const or not parts:
-            parts.append((const, str(abs(const))))
-        text = ("-" if parts[0][0] < 0 else "") + parts[0][1]
-        for coef, part in parts[1:]:
-            text += f" {'-' if coef < 0 else '+'} {part}"
-        return text
-
     def in_prange(self) -> bool:
-        """Inside a ``prange`` body.  There the 2-D form stays: Numba's parallel lowering
-        loses the writes when a body reaches one array under two names (``C[vi, vj]`` in
-        the init's lanes, ``C_flat[...]`` in the update: the result stayed all zeros)."""
+        """Inside a ``prange`` body.  There the N-D form stays: Numba's parallel lowering
+        loses the writes when a body reaches one array under two names (``C[i, j]`` in
+        the init's lanes, ``C_1[...]`` in the update: the result stayed all zeros)."""
         return self.flavour.prange and any(loop.kind == ForKind.PARALLEL for loop in self.loops)
-
-    def flat_access(self, buf: Buffer, indices) -> str | None:
-        """``C_flat[i * 512 + j]`` for ``C[vi, vj]``, or None where the 2-D form stays."""
-        entry = self.flat.get(id(buf))
-        if entry is None or self.lane is not None or not indices or self.in_prange():
-            return None
-        if entry[0] is None:
-            name = self.names[id(buf)]
-            entry[0] = self.bind(Var(f"{name}_flat", "handle"), f"{name}_flat",
-                                 f"buffer:{buf.dtype}:1", scoped=False)
-        text = f"{entry[0]}[{self.flat_index(indices, entry[1])}]"
-        if len(entry) == 2:  # first use: create the view (and say why, once)
-            entry.append(True)
-            if not self.flat_pre:
-                plain = f"{self.names[id(buf)]}[{', '.join(self.expr(i, 0) for i in indices)}]"
-                self.flat_pre.append(self.top_line(
-                    f"# flat views of the arguments ({text} is {plain}): "
-                    "LLVM sees constant strides, as with TVM's flattened buffers"))
-            self.flat_pre.append(self.top_line(f"{entry[0]} = {self.names[id(buf)]}.reshape(-1)"))
-        return text
 
 
 class ParamViews:
@@ -139,7 +71,10 @@ class ParamViews:
                                 self.flat[id(owner)][1])
         if parts is None:
             return None
-        return f"{self.names[id(owner)]}[{', '.join(self.expr(p, 0) for p in parts)}]"
+        name = self.names[id(owner)]
+        if self.lane_names is not None:  # named once for all lanes
+            return f"{name}[{', '.join(self.lane_index(p, name, d) for d, p in enumerate(parts))}]"
+        return f"{name}[{', '.join(self.expr(p, 0) for p in parts)}]"
 
     def split_flat(self, index, shape, strides):
         """``index`` as one index per dimension (``i * 512 + j`` -> ``[i, j]``) when every

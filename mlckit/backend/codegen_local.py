@@ -64,7 +64,8 @@ class LocalScalars:
             self.scalars[id(buf)] = self.scalars[id(buf.data)] = held
         what = ('a one-element "local" buffer, held in a scalar' if len(names) == 1
                 else 'one-element "local" buffers, held in scalars')
-        self.emit(f"# {', '.join(names)}: {what}", s)
+        shown = ", ".join(names) if len(names) <= 3 else f"{names[0]} ... {names[-1]}"
+        self.emit(f"# {shown}: {what}", s)
         self.stmt(s)
         self.pop_scope()
         return True

@@ -102,9 +102,6 @@ class StmtWriter:
     def stmt_BufferStore(self, s: BufferStore):
         if self.vector_store(s):  # T.Ramp / T.Broadcast: codegen_vector
             return
-        if self.lane is not None:
-            self.lane_store(s)
-            return
         target = self.buffer_access(s.buffer, s.indices)
         # a scalar variable must keep its type: constants stored to it are typed
         scalar = id(s.buffer) in self.scalars
@@ -136,6 +133,14 @@ class StmtWriter:
         self.pop_scope()
 
     def stmt_AttrStmt(self, s: AttrStmt):
+        """A thread launched by lowered TIR (``T.launch_thread("threadIdx.x", 16) as j``,
+        what LowerOpaqueBlock makes of a bound loop) runs as a serial loop on the CPU, as the
+        bound loop does in un-lowered TIR; other attributes print their body."""
+        iv = s.node
+        if s.attr_key in ("thread_extent", "virtual_thread") and hasattr(iv, "thread_tag"):
+            self.stmt_For(For(iv.var, IntImm(iv.var.dtype, 0), s.value, ForKind.THREAD_BINDING,
+                              s.body, thread_binding=iv))
+            return
         self.stmt(s.body)
 
     def stmt_AssertStmt(self, s: AssertStmt):
@@ -170,9 +175,6 @@ class StmtWriter:
     def stmt_For(self, s: For):
         kind = s.kind
         extent = s.extent
-        if kind == ForKind.VECTORIZED and self.lanes_ok(s):
-            self.lanes(s)
-            return
         if (
             kind == ForKind.UNROLLED
             and self.flavour.unroll_limit
@@ -257,11 +259,7 @@ class StmtWriter:
             self.emit(f'# block "{block.name_hint}"', s)
         n_iters = len(self.ctx_iters)
         for iv, value in zip(block.iter_vars, s.iter_values):
-            if self.lane_step(value):  # moves with the lane of a vectorized loop
-                self.lane_iter(iv.var, value, s)
-                continue
             text = self.expr_text(value)
-            self.note_iter_binding(iv.var, value)
             name = self.bind(iv.var, iv.var.name_hint, "int64")
             self.ctx_iters.append(name)
             self.emit(f"{name} = {text}", s)
@@ -302,7 +300,7 @@ class StmtWriter:
         name = self.bind(s.buffer_var, s.buffer_var.name_hint, f"buffer:{s.dtype}:{len(s.extents)}",
                          scoped=False)
         self.emit(f"{name} = np.empty(({shape}), dtype={np_dtype_text(s.dtype)})", s)
-        self.alloc_extents[id(s.buffer_var)] = s.extents
+        self.alloc_extents[id(s.buffer_var)] = (s.dtype, s.extents)
         self.stmt(s.body)
         self.pop_scope()
 
@@ -312,12 +310,21 @@ class StmtWriter:
         if id(buf.data) not in self.names:
             raise CodegenError(f"{self.name}: T.decl_buffer {buf.name!r} has no allocation")
         data = self.names[id(buf.data)]
+        self.note_data(buf)  # an allocation's first view: its memory for T.tvm_access_ptr
+        alloc_dtype, extents = self.alloc_extents.get(id(buf.data), (None, None))
+        if alloc_dtype == buf.dtype and extents is not None \
+                and _same_constants(extents, buf.shape):
+            # the allocation's own shape (FlattenBuffer's view of a flat Allocate): the
+            # array itself, no second name for it
+            self.names[id(buf)] = data
+            self.keep.append(buf)
+            self.stmt(s.body)
+            return
         shape = ", ".join(self.expr_text(e) for e in buf.shape)
         if len(buf.shape) == 1:
             shape += ","
         name = self.bind(buf, buf.name, f"buffer:{buf.dtype}:{buf.ndim}", scoped=False)
         size = _const_size(buf.shape)
-        extents = self.alloc_extents.get(id(buf.data))
         if extents is not None and size is not None and size != _const_size(extents):
             data = f"{data}[0:{size}]"  # a smaller buffer sharing memory (StorageRewrite)
         if self.flavour.flat_params:  # written where first used (lanes index the array)
@@ -371,6 +378,12 @@ def vars_in(exprs) -> set[int]:
     found: set[int] = set()
     post_order_visit(list(exprs), lambda x: isinstance(x, Var) and found.add(id(x)))
     return found
+
+
+def _same_constants(a, b) -> bool:
+    """Whether the extents ``a`` and ``b`` are the same constants."""
+    return len(a) == len(b) and all(isinstance(x, IntImm) and isinstance(y, IntImm)
+                                    and x.value == y.value for x, y in zip(a, b))
 
 
 def _const_size(extents) -> int | None:

@@ -12,7 +12,7 @@ is its one value (NumPy broadcasts it beside a vector)::
 
 numba (CPU and CUDA) writes lanes: every lane's value first, then every lane stored (a vector store reads
 all its lanes before it writes any), which LLVM's SLP vectorizer packs into vector
-instructions, as ``codegen_lanes`` does for ``T.vectorized`` loops::
+instructions::
 
     # a vector store of 4 lanes: each computed before any is stored
     A_v0 = A[0] * np.float32(2.0)
@@ -38,8 +38,7 @@ from mlckit.tir.stmt_functor import post_order_visit
 
 from .codegen_common import P_ADD, P_ATOM, P_COND, CodegenError, np_scalar
 
-#: bytes of one chunk of a vector store's lanes: a zmm register (16 float32 lanes), as
-#: ``codegen_lanes.CHUNK_BYTES``
+#: bytes of one chunk of a vector store's lanes: a zmm register (16 float32 lanes)
 CHUNK_BYTES = 64
 
 __all__ = ["VectorExprs", "lane_of"]
@@ -74,6 +73,36 @@ def lane_of(e, k: int, lane_vars: dict):
     if isinstance(e, E.Call):
         return E.Call(dt.element_of(e.dtype), e.op, [lane_of(a, k, lane_vars) for a in e.args])
     raise CodegenError(f"a {e.dtype} {type(e).__name__} cannot be written lane by lane")
+
+
+def _split_offset(e) -> tuple:
+    """``e`` as (its part that is not a constant, or None; the constant added to it):
+    ``i * 32 + (C_chunk * 16 + 1)`` -> ``(i * 32 + C_chunk * 16, 1)``."""
+    if isinstance(e, E.IntImm):
+        return None, e.value
+    if isinstance(e, E.Add):
+        ra, ca = _split_offset(e.a)
+        rb, cb = _split_offset(e.b)
+        rest = ra if rb is None else rb if ra is None else E.Add(ra, rb)
+        return rest, ca + cb
+    if isinstance(e, E.Sub) and isinstance(e.b, E.IntImm):
+        ra, ca = _split_offset(e.a)
+        return ra, ca - e.b.value
+    return e, 0
+
+
+def _pure_arithmetic(e) -> bool:
+    """Whether ``e`` is integer arithmetic on variables and constants (no loads, no calls)."""
+    pure = True
+
+    def check(x):
+        nonlocal pure
+        if isinstance(x, (E.BufferLoad, E.Call)) or (isinstance(x, E.PrimExpr)
+                                                      and lanes_of(x) > 1):
+            pure = False
+
+    post_order_visit(e, check)
+    return pure and dt.is_int(e.dtype)
 
 
 def _is_one(x) -> bool:
@@ -125,7 +154,49 @@ class VectorExprs:
 
     def store_lanes(self, s: BufferStore, name: str, ks: list, lane_vars: dict):
         """Every lane ``k`` in ``ks`` computed into a temporary, then every one stored; a
-        value that reads no memory (``T.Broadcast(T.float32(0), 32)``) stored directly."""
+        value that reads no memory (``T.Broadcast(T.float32(0), 32)``) stored directly.
+        The indices' parts shared by every lane are named once (``lane_index``)."""
+        self.lane_names = {}  # the text of an index's part shared by the lanes -> its name,
+        live = self.live[-1]  # the constant added to it in its first lane
+        before = set(live)
+        try:
+            self._store_lanes(s, name, ks, lane_vars)
+        finally:
+            # the lanes' temporaries and index names are this store's: the next vector store
+            # (an unrolled copy) binds them again, of the same types
+            live.difference_update(live - before)
+            self.lane_names = None
+
+    def lane_index(self, index, buffer_name: str, axis: int) -> str:
+        """An index written in a vector store's lanes, its part that is the same in every
+        lane named once before them, each lane adding its constant::
+
+            C_i = i_0 * 32 + i_1
+            C_j = j_0 * 32 + C_chunk * 16
+            C_v1 = C[C_i, C_j + 1] + A_e * B[k_0 * 4 + 1, C_j + 1]
+
+        Why: Numba's compile time grows with the arithmetic it types, and 16 lanes each
+        recomputing ``i_0 * 32 + i_1`` and ``j_0 * 32 + C_chunk * 16`` made the parallel
+        matmul compile twice as long.  Only sums of variables and constants are named (a
+        loaded value could change while the lanes are stored)."""
+        rest, offset = _split_offset(index)
+        if rest is None or isinstance(rest, E.Var) or not _pure_arithmetic(rest):
+            return self.expr(index, 0)
+        text = self.expr(rest, 0)
+        held = self.lane_names.get(text)
+        if held is None:  # named with the first lane's constant: B_i = k_0 * 4 + 1
+            letter = "ijklmn"[axis] if axis < 6 else f"a{axis}"
+            var = E.Var(f"{buffer_name}_{letter}", rest.dtype)
+            held = self.lane_names[text] = (self.bind(var, var.name_hint, var.dtype), offset)
+            first = text if offset == 0 else \
+                f"{text} {'+' if offset > 0 else '-'} {abs(offset)}"
+            self.pending.append(f"{held[0]} = {first}")
+        name, delta = held[0], offset - held[1]
+        if delta == 0:
+            return name
+        return f"{name} {'+' if delta > 0 else '-'} {abs(delta)}"
+
+    def _store_lanes(self, s: BufferStore, name: str, ks: list, lane_vars: dict):
         loads = []
         post_order_visit(s.value, lambda e: loads.append(e) if isinstance(e, E.BufferLoad)
                          else None)
@@ -168,7 +239,7 @@ class VectorExprs:
     def store_chunk(self, s: BufferStore, lanes: int) -> int:
         """Lanes per chunk when the vector store ``s`` is written as a loop over chunks (0:
         all lanes at once).  32 straight-line lanes take Numba about three times as long to
-        compile as 2 chunks of 16 in a loop, for the same vector code (``codegen_lanes``).
+        compile as 2 chunks of 16 in a loop, for the same vector code.
         Chunk after chunk gives the vector store's result when each lane reads, of the
         stored buffer, only the element it writes (other buffers do not overlap it:
         ``tir.noalias``) and no vector variable is involved."""

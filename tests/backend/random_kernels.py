@@ -115,10 +115,16 @@ def _signature(buffers, sym_used) -> tuple[str, str]:
     return params, "\n".join(lines)
 
 
+def _kinds(extent, kinds=KINDS) -> tuple:
+    """The loop kinds a loop of ``extent`` may take: a loop of symbolic extent is not
+    vectorized (TVM, and mlckit's VectorizeLoop, refuse it when the function is built)."""
+    return tuple(k for k in kinds if k != "vectorized" or not isinstance(extent, str))
+
+
 def _loops(draw, extents) -> tuple[list[str], str]:
     lines, indent = [], "    "
     for loop, ext in zip(LOOPS, extents):
-        kind = draw(st.sampled_from(KINDS))
+        kind = draw(st.sampled_from(_kinds(ext)))
         lines.append(f"{indent}for {loop} in T.{kind}({ext}):")
         indent += "    "
     return lines, indent
@@ -190,7 +196,7 @@ def reduction_cases(draw):
     lines, indent = [], "    "
     for a, (loop, ext) in enumerate(zip(LOOPS, spec)):
         # a reduction loop may not be parallel (a data race): serial or unrolled only
-        kinds = ("serial", "unroll") if a == raxis else KINDS
+        kinds = ("serial", "unroll") if a == raxis else _kinds(ext)
         lines.append(f"{indent}for {loop} in T.{draw(st.sampled_from(kinds))}({ext}):")
         indent += "    "
     kinds = "".join("R" if a == raxis else "S" for a in range(rank))

@@ -1,6 +1,8 @@
-"""numba flavour: parameter buffers of constant shape are indexed through flat views
-(``C_flat[i * 8 + j]``, the index in loop variables) outside vector lanes; symbolic shapes,
-allocated buffers and lanes keep the 2-D form; lnumpy keeps it everywhere."""
+"""numba_cpu prints the lowered TIR's flat buffers: FlattenBuffer's views of the parameters
+(``B_1 = B.reshape((32,))``, the flat index a sum over loop variables, as TVM's FlattenBuffer
+and Simplify write it); in vector lanes and ``prange`` bodies a parameter of constant shape
+is indexed in its own shape (``C[i, 7]``: ``codegen_flat.ParamViews``); lnumpy, which
+prints the un-lowered PrimFunc, keeps the 2-D form everywhere."""
 
 from __future__ import annotations
 
@@ -39,12 +41,12 @@ SCALE = textwrap.dedent('''
 def test_constant_shape_parameters_are_read_through_flat_views():
     func = from_source(SCALE)
     src = str(generate(numba_cpu.lower(func), NUMBA))
-    assert "    B_flat = B.reshape(-1)\n" in src
-    # A has a symbolic size, T2 is allocated here, C is only written by lanes
-    assert "T2[vi, vj] = A[vi, vj] + B_flat[i * 8 + j]" in src
-    assert "C[vi, vj + 7] = C_lane7" in src
-    assert "A_flat" not in src and "C_flat" not in src and "T2_flat" not in src
-    assert "_flat" not in str(generate(func, LNUMPY))
+    assert "    A_1 = A.reshape((n * 8,))\n" in src and "    B_1 = B.reshape((32,))\n" in src
+    # T2 is allocated flat; C is only written by lanes: in its own shape
+    assert 'T2 = np.empty((32,), dtype="float32")' in src
+    assert "T2[i * 8 + j] = A_1[i * 8 + j] + B_1[i * 8 + j]" in src
+    assert "C[i, 7] = C_v7" in src and "C_1" not in src
+    assert "reshape" not in str(generate(func, LNUMPY))
     rng = np.random.default_rng(0)
     a = rng.uniform(-1, 1, (5, 8)).astype("float32")
     b = rng.uniform(-1, 1, (4, 8)).astype("float32")
@@ -68,7 +70,7 @@ def test_a_prange_body_keeps_the_2d_form_and_its_writes():
     sch.decompose_reduction(block, k0)
     func = sch.mod["main"]
     f = numba_cpu.build(func, cache=False)
-    assert "prange(8)" in f.source and "_flat" not in f.source
+    assert "prange(8)" in f.source and "C_1" not in f.source
     rng = np.random.default_rng(0)
     a, b = (rng.uniform(-1, 1, (8, 8)).astype("float32") for _ in range(2))
     c = np.full((8, 8), 99, "float32")
@@ -81,10 +83,10 @@ def test_a_flat_index_is_a_sum_over_loop_variables_largest_stride_first():
     # copies as one base plus constant offsets
     func = tile_matmul(from_source(textwrap.dedent(NAIVE)), 4, 4, 2).mod["main"]  # 8 x 8 x 8
     src = numba_cpu.build(func, cache=False).source
-    assert ("C_flat[i_0 * 32 + i_1 * 8 + j_0 * 4 + j_1] = C_flat[i_0 * 32 + i_1 * 8 + j_0 * 4 + j_1]"
-            " + A_ik * B_flat[k_0 * 16 + k_1 * 8 + j_0 * 4 + j_1]") in src
-    assert "C_flat[i_0 * 32 + i_1_init * 8 + j_0 * 4 + j_1_init] = 0.0" in src
-    assert "vi * 8" not in src
+    assert ("C_1[i_0 * 32 + i_1 * 8 + j_0 * 4 + j_1] = C_1[i_0 * 32 + i_1 * 8 + j_0 * 4 + j_1]"
+            " + A_ik * B_1[k_0 * 16 + k_1 * 8 + j_0 * 4 + j_1]") in src
+    assert "C_1[i_0 * 32 + i_1_init * 8 + j_0 * 4 + j_1_init] = 0.0" in src
+    assert "vi" not in src
     rng = np.random.default_rng(0)
     a, b = (rng.uniform(-1, 1, (8, 8)).astype("float32") for _ in range(2))
     for build in (lnumpy.build, lambda f: numba_cpu.build(f, cache=False)):
@@ -93,8 +95,8 @@ def test_a_flat_index_is_a_sum_over_loop_variables_largest_stride_first():
         np.testing.assert_allclose(c, a @ b, rtol=1e-5, atol=1e-6)
 
 
-def test_a_reversed_index_gets_a_negative_stride_and_a_fused_one_keeps_the_block_form():
-    # vi = ij // 8, vj = ij % 8 are no sums of loop variables times constants
+def test_a_reversed_index_gets_a_negative_stride_and_a_fused_one_divides_the_loop_variable():
+    # vi = ij // 8, vj = ij % 8 substituted into the flat index
     func = from_source(textwrap.dedent('''
         @T.prim_func
         def f(A: T.Buffer((8, 8), "float32"), B: T.Buffer((8, 8), "float32")):
@@ -106,9 +108,10 @@ def test_a_reversed_index_gets_a_negative_stride_and_a_fused_one_keeps_the_block
     sch = tir.Schedule(func)
     sch.fuse(*sch.get_loops(sch.get_block("B")))
     src = numba_cpu.build(func, cache=False).source
-    assert "B_flat[i * 8 + j] = A_flat[-i * 8 + j + 56] * np.float32(2.0)" in src
+    assert "B_1[i * 8 + j] = A_1[j - i * 8 + 56] * np.float32(2.0)" in src
     src = numba_cpu.build(sch.mod["main"], cache=False).source
-    assert "B_flat[vi * 8 + vj] = A_flat[(7 - vi) * 8 + vj] * np.float32(2.0)" in src
+    assert ("B_1[i_j_fused] = A_1[i_j_fused % 8 - i_j_fused // 8 * 8 + 56] * np.float32(2.0)"
+            in src)
     a = np.arange(64, dtype="float32").reshape(8, 8)
     for f in (func, sch.mod["main"]):
         b = np.zeros_like(a)

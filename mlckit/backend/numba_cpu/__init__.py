@@ -3,12 +3,15 @@
 The PrimFunc is lowered by TIR passes you can print (``numba_cpu.lower(f).show()``):
 ``compact_buffer_allocation`` (a cache buffer shrinks to the tile one loop iteration uses),
 ``scalarize_local_buffers`` (a small "local" tile indexed by constants becomes one-element
-buffers) and ``promote_invariant_elements`` (a loop-invariant element held in a one-element
-buffer across the loop); then it is written as Python (the lnumpy generator, numba flavour:
-one-element "local" buffers as scalars, parallel loops -> ``prange``, unrolled loops
-repeated, ``np.empty`` hoisted out of loops where that is legal, float32 constants typed)
-and compiled by Numba for C-contiguous arrays of the buffers'
-dtypes when it is built.  ``f.source`` is the generated module, for learners to read.
+buffers), ``promote_invariant_elements`` (a loop-invariant element held in a one-element
+buffer across the loop), then TVM's default TIR pipeline (blocks gone, buffers flat,
+``T.vectorized`` loops as ``T.Ramp``/``T.Broadcast`` vectors, ``T.unroll`` loops copied
+out) and ``legalize_half``.  The generator then prints the lowered TIR as Python (numba
+flavour: one-element "local" buffers as scalars, parallel loops -> ``prange``, a vector
+store's lanes one by one, float32 constants typed) and Numba compiles it for C-contiguous
+arrays of the buffers' dtypes when it is built.  ``f.source`` is the generated module, for
+learners to read.  ``MLCKIT_NUMBA_LOWERED=0`` compiles the un-lowered PrimFunc instead
+(see :data:`LOWERED`).
 
 Caching:
 
@@ -54,7 +57,6 @@ from mlckit.tir.transform.promote_invariant_elements import promote_invariant_el
 from mlckit.tir.transform.scalarize_local_buffers import scalarize_local_buffers
 
 from ..codegen import NUMBA, CodegenError, GeneratedSource, func_name, generate
-from ..codegen_lanes import lanes_independent
 from ..extern import collect_externs, resolve_externs
 from ..signature import ArgumentError, Signature, param_names
 from .half import legalize_half
@@ -148,16 +150,15 @@ def to_source(func: PrimFunc, name: str | None = None, fastmath: bool = False,
                           externs.notes)
 
 
-#: Whether ``build`` compiles the lowered TIR: the passes below, then TVM's default TIR
-#: pipeline (``tir.get_tir_pipeline``: blocks and ``T.init`` gone, buffers flat, vectorized
-#: loops as ``T.Ramp``/``T.Broadcast``, loops unrolled), so that the generator only prints.
-#: Off by default until the rest holds: the schedules benchmark holds with it on (every row
-#: within noise, cache_write local faster), but VectorizeLoop refuses a ``T.vectorized``
-#: loop of symbolic extent (as TVM does) that the printer runs today, a ``match_buffer``'s
-#: ``access_ptr`` in a block keeps the block iterator through the pipeline, and the
-#: parallel matmul takes twice as long to compile.
-#: ``MLCKIT_NUMBA_LOWERED=1`` (or ``numba_cpu.LOWERED = True``) switches it on.
-LOWERED = os.environ.get("MLCKIT_NUMBA_LOWERED", "") == "1"
+#: Whether ``build`` compiles the lowered TIR (the default): the passes below, then TVM's
+#: default TIR pipeline (``tir.get_tir_pipeline``: blocks and ``T.init`` gone, buffers flat,
+#: vectorized loops as ``T.Ramp``/``T.Broadcast``, loops unrolled), so that the generator
+#: only prints.  ``MLCKIT_NUMBA_LOWERED=0`` (or ``numba_cpu.LOWERED = False``) compiles the
+#: un-lowered PrimFunc instead, the generator writing blocks and unrolled copies itself (a
+#: fallback for comparison: ``T.vectorized`` loops run as serial loops, parameters are
+#: indexed in their own shape).  As TVM, the lowered path refuses a ``T.vectorized`` loop
+#: of symbolic extent.
+LOWERED = os.environ.get("MLCKIT_NUMBA_LOWERED", "1") != "0"
 
 
 def lower(func: PrimFunc, lowered: bool | None = None) -> PrimFunc:
@@ -180,34 +181,16 @@ def lower(func: PrimFunc, lowered: bool | None = None) -> PrimFunc:
     lowered = LOWERED if lowered is None else lowered
     func = scalarize_local_buffers(compact_buffer_allocation(func), NUMBA.scalarize_limit,
                                    NUMBA.unroll_limit)
+    # vectorized and unrolled loops are left to VectorizeLoop and UnrollLoop (un-lowered: to
+    # the generator, which writes a vectorized loop as a serial one)
+    func = promote_invariant_elements(func, skip=_vectorized_or_unrolled)
     if lowered:
-        # vectorized and unrolled loops are left to VectorizeLoop and UnrollLoop
-        func = promote_invariant_elements(func, skip=_vectorized_or_unrolled)
         func = get_tir_pipeline("default")(IRModule({"main": func}))["main"]
-    else:
-        func = promote_invariant_elements(func, skip=_printed_as_is)
     return legalize_half(func)
 
 
 def _vectorized_or_unrolled(loop: For, outer: list) -> bool:
     return any(x.kind in (ForKind.VECTORIZED, ForKind.UNROLLED) for x in (*outer, loop))
-
-
-def _written_as_lanes(loop: For) -> bool:
-    """Whether the generator writes ``loop`` lane by lane (``codegen_lanes``)."""
-    return (loop.kind == ForKind.VECTORIZED and isinstance(loop.extent, IntImm)
-            and isinstance(loop.min, IntImm) and 1 < loop.extent.value <= NUMBA.vector_lanes
-            and lanes_independent(loop))
-
-
-def _printed_as_is(loop: For, outer: list) -> bool:
-    """Loops the generator rewrites itself, left alone by ``promote_invariant_elements``: a
-    loop written as lanes, or inside one (the lanes hold invariant loads themselves:
-    ``A_ik = A[vi, vk]  # the same element in every lane``), and an unrolled loop it repeats
-    (each copy is straight-line code LLVM optimizes as a whole)."""
-    unrolled = (loop.kind == ForKind.UNROLLED and isinstance(loop.extent, IntImm)
-                and isinstance(loop.min, IntImm) and loop.extent.value <= NUMBA.unroll_limit)
-    return unrolled or any(_written_as_lanes(x) for x in (*outer, loop))
 
 
 def _module_source(body: GeneratedSource, fastmath: bool, cache: bool,

@@ -46,8 +46,13 @@ def _convert(node):
                        f"{block.name_hint!r} uses the block iterator(s) {names}; a predicate "
                        "may use only the loop variables around the block")
     subst = node_rewriter(lambda x: table.get(id(x)) if getattr(x, "_is_var", False) else None)
+    # the regions a match_buffer views are written with the iterators too (TVM substitutes
+    # them with the rest of the block): LowerMatchBuffer then binds the view's offset to
+    # an expression of the loop variables
     new_block = block.replace(iter_vars=[], reads=subst(block.reads),
-                              writes=subst(block.writes), body=subst(block.body))
+                              writes=subst(block.writes),
+                              match_buffers=subst(block.match_buffers),
+                              body=subst(block.body))
     return node.replace(iter_values=[], predicate=subst(node.predicate), block=new_block)
 
 

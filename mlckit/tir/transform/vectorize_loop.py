@@ -407,8 +407,15 @@ def _check_extent(loop: S.For, target):
     if not isinstance(extent, E.IntImm) or extent.value < 1:
         scalable = isinstance(extent, E.PrimExpr) and _has_vscale(extent)
         if not (scalable and _target_has_vla(target)):
-            raise InternalError(f"Failed to vectorize loop with extent {_extent_text(extent)} "
-                                f"for target {_target_text(target)}")
+            # TVM's message (its tests match it), then why and which loop: a symbolic extent
+            # is refused when the function is built, as TVM 0.27's tvm.compile refuses it
+            text = _extent_text(extent)
+            why = ("a scalable vector needs a target with SVE" if scalable
+                   else "the extent must be a positive constant")
+            raise InternalError(f"Failed to vectorize loop with extent {text} for target "
+                                f"{_target_text(target)}: {why} (the loop "
+                                f"'{loop.loop_var.name_hint} in T.vectorized({text})'; split "
+                                "it by a constant factor and vectorize the inner loop)")
         if vscale_factor_of(extent) is None:
             raise InternalError(f"Failed to vectorize loop with extent {_extent_text(extent)}: "
                                 "a scalable vector has T.vscale() * k lanes for a constant k")

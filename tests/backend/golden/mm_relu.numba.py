@@ -9,25 +9,17 @@ from numba import njit
 
 @njit(cache=True)
 def mm_relu(A, B, C):
-    # flat views of the arguments (A_flat[i * 128 + k] is A[vi, vk]): LLVM sees constant strides, as with TVM's flattened buffers
-    A_flat = A.reshape(-1)
-    B_flat = B.reshape(-1)
-    C_flat = C.reshape(-1)
-    Y = np.empty((128, 128), dtype="float32")
+    A_1 = A.reshape((16384,))
+    B_1 = B.reshape((16384,))
+    C_1 = C.reshape((16384,))
+    Y = np.empty((16384,), dtype="float32")
+    # Y_acc: a one-element "local" buffer, held in a scalar
     for i in range(128):
         for j in range(128):
-            # Y_acc: a one-element "local" buffer, held in a scalar
             Y_acc = np.float32(0.0)
             for k in range(128):
-                # block "Y"
-                vi = i
-                vj = j
-                vk = k
-                Y_acc = Y_acc + A_flat[i * 128 + k] * B_flat[k * 128 + j]
-            Y[i, j] = Y_acc
+                Y_acc = Y_acc + A_1[i * 128 + k] * B_1[k * 128 + j]
+            Y[i * 128 + j] = Y_acc
     for i in range(128):
         for j in range(128):
-            # block "C"
-            vi = i
-            vj = j
-            C_flat[i * 128 + j] = max(Y[vi, vj], np.float32(0.0))
+            C_1[i * 128 + j] = max(Y[i * 128 + j], np.float32(0.0))

@@ -97,8 +97,8 @@ def test_a_float16_kernel_computes_numpys_answer(target):
 
 def test_the_source_stores_float16_bits_and_computes_in_float32():
     src = numba_cpu.build(axpy).source
-    assert ("C[vi] = float_to_half(half_to_float(A[vi]) * s + "
-            "np.exp(half_to_float(B[vi])) + np.float32(1.5))") in src
+    assert ("C[i] = float_to_half(half_to_float(A[i]) * s + "
+            "np.exp(half_to_float(B[i])) + np.float32(1.5))") in src
     assert "def half_to_float(h):" in src and "def float_to_half(x):" in src
 
 

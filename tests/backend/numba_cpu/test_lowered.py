@@ -1,4 +1,4 @@
-"""numba_cpu with ``lowered=True`` (``numba_cpu.LOWERED``, off by default): TVM's default TIR
+"""numba_cpu with ``lowered=True`` (``numba_cpu.LOWERED``, the default): TVM's default TIR
 pipeline runs before the generator, which then prints loops, flat views, ``T.Ramp`` /
 ``T.Broadcast`` vectors and unrolled copies as they are; the numbers are NumPy's."""
 
@@ -11,6 +11,7 @@ import pytest
 
 from mlckit.backend import numba_cpu
 from mlckit.backend.codegen import NUMBA, generate
+from mlckit.error import TVMError
 from mlckit.script import from_source
 from mlckit.tir import stmt as S
 from mlckit.tir.expr_vector import Ramp
@@ -81,8 +82,10 @@ def test_the_lowered_naive_matmul_computes_a_at_b(lowered):
 
 def test_lanes_index_a_parameter_in_its_own_shape_and_one_element_is_read_once():
     src = generate(numba_cpu.lower(_tiled(8, unroll=False), lowered=True), NUMBA)
-    # C_1[i_0 * 512 + i_1 * 64 + j_0 * 8 + 1] of the flat view, printed as C's element
-    assert "C[i_0 * 8 + i_1, j_0 * 8 + 1]" in src
+    # C_1[i_0 * 512 + i_1 * 64 + j_0 * 8 + 1] of the flat view, printed as C's element,
+    # the row and the first column named once for all lanes
+    assert "C_i = i_0 * 8 + i_1\n" in src and "C_j = j_0 * 8\n" in src
+    assert "C_v1 = C[C_i, C_j + 1] + A_e * B[B_i, C_j + 1]" in src
     assert "A_e = A[i_0 * 8 + i_1, k_0 * 4 + k_1]  # the same element in every lane" in src
     assert "reshape" not in src  # no flat view is indexed: none is declared
 
@@ -92,7 +95,8 @@ def test_32_float32_lanes_are_stored_as_two_chunks_of_16():
     assert ("# a vector store of 32 lanes as 2 chunks of 16: each lane reads only the element "
             "it writes") in src
     assert "for C_chunk in range(2):" in src
-    assert "C[i_0 * 8 + i_1, j_0 * 32 + C_chunk * 16 + 15] = C_v15" in src
+    assert "C_j = j_0 * 32 + C_chunk * 16\n" in src
+    assert "C[C_i, C_j + 15] = C_v15" in src
 
 
 def test_lanes_reading_another_lanes_element_are_not_chunked():
@@ -141,3 +145,20 @@ def test_a_vectorized_float16_kernel_stores_float16_lanes(lowered):
     b = np.zeros(64, "float16")
     numba_cpu.build(scale)(a, b)
     np.testing.assert_array_equal(b, a * np.float16(0.5) + np.float16(1))
+
+
+def test_a_vectorized_loop_of_symbolic_extent_is_refused_naming_the_loop(lowered):
+    # as TVM 0.27's tvm.compile: "Failed to vectorize loop with extent n" (an InternalError)
+    add_one = from_source(textwrap.dedent('''
+        @T.prim_func
+        def add_one(a: T.handle, b: T.handle):
+            n = T.int32()
+            A = T.match_buffer(a, (n,), "float32")
+            B = T.match_buffer(b, (n,), "float32")
+            for i in T.vectorized(n):
+                with T.block("B"):
+                    vi = T.axis.spatial(n, i)
+                    B[vi] = A[vi] + T.float32(1)
+    '''))
+    with pytest.raises(TVMError, match=r"extent n .*the loop 'i in T.vectorized\(n\)'"):
+        numba_cpu.build(add_one)

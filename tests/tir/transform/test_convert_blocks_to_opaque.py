@@ -62,3 +62,27 @@ def test_a_predicate_written_with_the_blocks_own_iterators_is_rejected():
     with pytest.raises(TVMError, match=r"predicate of block 'B' uses the block iterator\(s\) "
                                        r"\['vi'\]"):
         tvm.tir.transform.ConvertBlocksToOpaque()(tvm.IRModule({"main": before}))
+
+
+def test_the_region_a_match_buffer_views_is_written_with_the_loop_variables():
+    # TVM 0.27 prints row = T.match_buffer(A[i, 0:16], ...) after the pass
+    @T.prim_func
+    def before(A: T.Buffer((8, 16), "float32")):
+        for i in range(8):
+            with T.block("row"):
+                vi = T.axis.spatial(8, i)
+                row = T.match_buffer(A[vi, 0:16], (16,), offset_factor=1)
+                for j in range(16):
+                    row[j] = T.float32(1)
+
+    @T.prim_func
+    def expected(A: T.Buffer((8, 16), "float32")):
+        T.func_attr({"global_symbol": "before"})
+        for i in range(8):
+            with T.block("row"):
+                row = T.match_buffer(A[i, 0:16], (16,), offset_factor=1)
+                for j in range(16):
+                    row[j] = T.float32(1)
+
+    after = tvm.tir.transform.ConvertBlocksToOpaque()(tvm.IRModule({"main": before}))
+    tvm.ir.assert_structural_equal(after["main"], expected)
