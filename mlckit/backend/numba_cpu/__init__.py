@@ -233,12 +233,13 @@ class NumbaFunction:
     ``f.path`` the file it was loaded from (None when it could not be written).
     """
 
-    def __init__(self, func: PrimFunc, name: str, fastmath: bool = False, cache: bool = True):
+    def __init__(self, func: PrimFunc, name: str, fastmath: bool = False, cache: bool = True,
+                 lowered: bool | None = None):
         self.func = func
         self.name = name
         self.fastmath = fastmath
         self.signature = Signature(func, name)
-        self.body = generate(lower(func), NUMBA, name)
+        self.body = generate(lower(func, lowered), NUMBA, name)
         self.path = None
         # extern functions are C function pointers or Numba functions of this process:
         # code calling them is compiled in memory, not cached on disk
@@ -396,11 +397,12 @@ _LOCK = threading.Lock()
 
 
 def build(func: PrimFunc, name: str | None = None, fastmath: bool = False,
-          cache: bool = True) -> NumbaFunction:
+          cache: bool = True, lowered: bool | None = None) -> NumbaFunction:
     """Compile ``func`` with Numba (once per structurally equal PrimFunc in a process).
 
     ``fastmath=True`` lets LLVM reassociate float math (faster reductions, different
-    rounding); ``cache=False`` skips the on-disk cache.
+    rounding); ``cache=False`` skips the on-disk cache; ``lowered`` (default :data:`LOWERED`)
+    whether the lowered TIR is compiled.
 
     Example::
 
@@ -415,12 +417,13 @@ def build(func: PrimFunc, name: str | None = None, fastmath: bool = False,
     externs = tuple((n, id(get_extern(n))) for n in sorted(collect_externs(func)))
     # structural equality ignores names, but the source and the argument checks show them:
     # a function whose parameters are named differently gets its own kernel
-    key = (structural_hash(func), name, param_names(func), fastmath, cache, externs, LOWERED)
+    lowered = LOWERED if lowered is None else lowered
+    key = (structural_hash(func), name, param_names(func), fastmath, cache, externs, lowered)
     with _LOCK:
         for other, compiled in _CACHE.get(key, ()):
             if other is func or structural_equal(other, func):
                 return compiled
-    compiled = NumbaFunction(func, name, fastmath, cache)
+    compiled = NumbaFunction(func, name, fastmath, cache, lowered)
     with _LOCK:
         _CACHE.setdefault(key, []).append((func, compiled))
     return compiled

@@ -55,8 +55,14 @@ def as_cpu_func(func, parallel: bool = True):
 
 def cpu_build(func, name: str, fastmath: bool = False):
     """The numba_cpu build of the GPU-lowered ``func``: blocks in parallel where Numba
-    accepts it, else all serial (the same result)."""
+    accepts it, else all serial (the same result).
+
+    Compiled un-lowered for now: lowered, a GPU schedule's thread loops become long
+    straight-line code that Numba's parallel passes take minutes over (dlight's matmul: 310 s
+    against 10 s)."""
     try:
-        return numba_build(as_cpu_func(func, parallel=True), name, fastmath=fastmath)
+        return numba_build(as_cpu_func(func, parallel=True), name, fastmath=fastmath,
+                           lowered=False)
     except NumbaCompileError:
-        return numba_build(as_cpu_func(func, parallel=False), name, fastmath=fastmath)
+        return numba_build(as_cpu_func(func, parallel=False), name, fastmath=fastmath,
+                           lowered=False)

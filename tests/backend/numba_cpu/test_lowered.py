@@ -162,3 +162,21 @@ def test_a_vectorized_loop_of_symbolic_extent_is_refused_naming_the_loop(lowered
     '''))
     with pytest.raises(TVMError, match=r"extent n .*the loop 'i in T.vectorized\(n\)'"):
         numba_cpu.build(add_one)
+
+
+def test_build_lowered_false_compiles_the_un_lowered_primfunc_with_the_same_numbers():
+    func = _tiled(8)
+    rng = np.random.default_rng(1)
+    a = rng.uniform(-1, 1, (64, 64)).astype("float32")
+    b = rng.uniform(-1, 1, (64, 64)).astype("float32")
+    results = {}
+    for flag in (True, False):
+        f = numba_cpu.build(func, cache=False, lowered=flag)
+        c = np.zeros((64, 64), "float32")
+        f(a, b, c)
+        np.testing.assert_allclose(c, a @ b, rtol=1e-4, atol=1e-4)
+        results[flag] = f
+    assert results[True] is not results[False]
+    # un-lowered, the generator binds the block iterators and indexes in N dimensions
+    assert "C[vi, vj] = C[vi, vj] + A[vi, vk] * B[vk, vj]" in results[False].source
+    assert "vk = " not in results[True].source
