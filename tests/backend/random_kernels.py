@@ -116,9 +116,11 @@ def _signature(buffers, sym_used) -> tuple[str, str]:
 
 
 def _kinds(extent, kinds=KINDS) -> tuple:
-    """The loop kinds a loop of ``extent`` may take: a loop of symbolic extent is not
-    vectorized (TVM, and mlckit's VectorizeLoop, refuse it when the function is built)."""
-    return tuple(k for k in kinds if k != "vectorized" or not isinstance(extent, str))
+    """The loop kinds a loop of ``extent`` may take: a loop of symbolic extent is neither
+    vectorized nor unrolled (TVM, and mlckit's VectorizeLoop and UnrollLoop, refuse it when
+    the function is built)."""
+    fixed = ("vectorized", "unroll")
+    return tuple(k for k in kinds if k not in fixed or not isinstance(extent, str))
 
 
 def _loops(draw, extents) -> tuple[list[str], str]:
@@ -196,7 +198,7 @@ def reduction_cases(draw):
     lines, indent = [], "    "
     for a, (loop, ext) in enumerate(zip(LOOPS, spec)):
         # a reduction loop may not be parallel (a data race): serial or unrolled only
-        kinds = ("serial", "unroll") if a == raxis else _kinds(ext)
+        kinds = _kinds(ext, ("serial", "unroll")) if a == raxis else _kinds(ext)
         lines.append(f"{indent}for {loop} in T.{draw(st.sampled_from(kinds))}({ext}):")
         indent += "    "
     kinds = "".join("R" if a == raxis else "S" for a in range(rank))
