@@ -20,6 +20,8 @@ from typing import TYPE_CHECKING
 
 from mlckit.tir import expr as E
 
+from .linear import _key
+
 if TYPE_CHECKING:
     from .analyzer import Analyzer
 
@@ -48,7 +50,7 @@ def _is(e, value: bool) -> bool:
 
 class _AndOfOrs:
     def __init__(self, ana: Analyzer, expr):
-        from .analyzer import _key
+
 
         self.ana, self.key = ana, _key
         self.chunks: list[list] = []

@@ -39,8 +39,10 @@ from mlckit.tir import dtype as dt
 from mlckit.tir import expr as E
 from mlckit.tir import traversal
 
+from .linear import _key, _Lin
+
 if TYPE_CHECKING:
-    from .analyzer import Analyzer, _Lin
+    from .analyzer import Analyzer
 
 INF = math.inf
 
@@ -129,7 +131,6 @@ def comparison_fact(ana: Analyzer, cmp) -> Fact | None:
 
 def literal_key(ana: Analyzer, e):
     """A key equal for equal conditions however written (``j >= 6`` and ``6 <= j``)."""
-    from .analyzer import _key
 
     if isinstance(e, (E.And, E.Or)):
         return type(e).__name__, literal_key(ana, e.a), literal_key(ana, e.b)
@@ -163,7 +164,7 @@ def _rest(q: _Lin, f: _Lin, k: Fraction):
     """``q - k * f`` as (its terms, its constant as a Fraction), or None when ``k * f``
     leaves a fractional coefficient."""
     rest = q.copy()
-    for _key, (atom, cf) in f.terms.items():
+    for atom, cf in f.terms.values():
         c = Fraction(cf) * k
         if c.denominator != 1:
             return None

@@ -30,6 +30,7 @@ from mlckit.tir import dtype as dt
 from mlckit.tir import expr as E
 
 from . import constraints as C
+from .linear import _key
 
 if TYPE_CHECKING:
     from .analyzer import Analyzer
@@ -253,7 +254,6 @@ def _with_other_side(ana: Analyzer, a, b, is_and: bool):
 
 
 def _same(x, y) -> bool:
-    from .analyzer import _key
 
     return _key(x) == _key(y)
 
