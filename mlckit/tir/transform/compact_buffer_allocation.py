@@ -78,6 +78,7 @@ from mlckit.tir.analysis.var_use import var_ids
 from mlckit.tir.buffer import BufferRegion, decl_buffer
 from mlckit.tir.expr import BufferLoad, PrimExpr, Range
 from mlckit.tir.expr_functor import load_with, map_loads
+from mlckit.tir.expr_vector import Ramp
 from mlckit.tir.function import PrimFunc
 from mlckit.tir.stmt_functor import post_order_visit
 
@@ -186,8 +187,9 @@ class _Collector:
     def record(self, buf, indices, carried=()):
         if id(buf) in self.allocated:
             idx = [substitute(i, self.bindings) for i in indices]
-            self.accesses.setdefault(id(buf), []).append(
-                _Access(tuple(self.loops), idx, tuple(self.predicates), carried))
+            for lanes in _lane_ends(idx):  # a vector access: its first and last lanes
+                self.accesses.setdefault(id(buf), []).append(
+                    _Access(tuple(self.loops), lanes, tuple(self.predicates), carried))
 
     def under(self, cond, visit, x):
         """``visit(x)`` with ``cond`` holding (a branch of an ``if``): as TVM's
@@ -341,6 +343,24 @@ class _Collector:
                         self.stmt(x)
                     elif isinstance(x, PrimExpr):
                         self.expr(x)
+
+
+def _lane_ends(indices: list) -> list:
+    """``indices`` as scalar indices: a ``T.Ramp(base, stride, n)`` (lowered TIR's vector
+    access) is its first and its last lane, which bound the lanes between them."""
+    ramps = [d for d, i in enumerate(indices) if isinstance(i, Ramp)]
+    if not ramps:
+        return [indices]
+    ends = []
+    for last in (False, True):
+        idx = list(indices)
+        for d in ramps:
+            r = idx[d]
+            n = r.lanes  # an int, or T.vscale() * k (then unbounded: the buffer stays)
+            count = E.IntImm(r.base.dtype, n - 1) if isinstance(n, int) else E.sub(n, 1)
+            idx[d] = E.add(r.base, E.mul(r.stride, count)) if last else r.base
+        ends.append(idx)
+    return ends
 
 
 class _ThreadLoop:

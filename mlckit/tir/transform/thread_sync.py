@@ -77,7 +77,13 @@ READ, WRITE, SYNC = "read", "write", "sync"
 
 
 class ThreadSyncError(TVMError):
-    """A barrier is needed where not every thread of the block arrives (under a condition)."""
+    """A barrier is needed where not every thread of the block arrives (under a condition).
+
+    >>> from mlckit.error import TVMError
+    >>> from mlckit.tir.transform import ThreadSyncError
+    >>> issubclass(ThreadSyncError, TVMError)
+    True
+    """
 
 
 @dataclass

@@ -298,6 +298,42 @@ def test_a_lowered_allocation_is_compacted_and_an_integer_condition_is_nonzero()
     assert_compacts_to(before, expected)
 
 
+def test_a_vector_access_covers_all_its_lanes():
+    # a lowered (vectorized) kernel compacted again, as numba_cpu does: the region of
+    # A[T.Ramp(i * 4 + 2, 1, 2)] is its lanes 2..3 of each row, not its first lane only
+    @T.prim_func(private=True)
+    def before():
+        data = T.allocate([16], "float32", "local")
+        A = T.Buffer([16], "float32", data, scope="local")
+        for i in range(4):
+            A[i * 4 + 2:i * 4 + 4] = A[T.Ramp(i * 4 + 2, 1, 2)] + T.Broadcast(T.float32(1), 2)
+
+    @T.prim_func(private=True)
+    def expected():
+        data = T.allocate([14], "float32", "local")
+        A = T.Buffer([14], "float32", data, scope="local")
+        for i in range(4):
+            A[i * 4:i * 4 + 2] = A[T.Ramp(i * 4, 1, 2)] + T.Broadcast(T.float32(1), 2)
+
+    assert_compacts_to(before, expected)
+
+
+def test_a_compacted_vector_tile_keeps_its_lanes():
+    # the whole tile is one vector: nothing to shrink, and the lanes stay distinct
+    @T.prim_func(private=True)
+    def before(C: T.Buffer((4,), "float32")):
+        data = T.allocate([2], "float32", "local")
+        acc = T.Buffer([2], "float32", data, scope="local")
+        for j in range(2):
+            acc[0:2] = T.Broadcast(T.float32(0), 2)
+            C[j * 2:j * 2 + 2] = acc[T.Ramp(0, 1, 2)]
+
+    assert_compacts_to(before, before)
+    c = np.full(4, 9, "float32")
+    numba_cpu.build(compact_buffer_allocation(before), cache=False)(c)
+    np.testing.assert_array_equal(c, np.zeros(4, "float32"))
+
+
 def test_an_allocation_two_buffers_view_is_not_compacted():
     @T.prim_func(private=True)
     def before():
