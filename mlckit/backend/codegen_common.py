@@ -78,7 +78,7 @@ HELPERS = {
         "    a = np.asarray(a)\n"
         "    return int(a.ctypes.data) + int(offset) * a.itemsize\n"
     ),
-    # float16 on a CPU (numba_cpu.half): stored as uint16 bits, computed in float32
+    # float16 on a CPU (tir.transform.LegalizeHalf): stored as uint16 bits, computed in float32
     "half_to_float": (
         "def half_to_float(h):\n"
         '    """The float32 that the float16 bits h (a uint16) encode."""\n'

@@ -218,7 +218,7 @@ class ExprWriter:
         if short == "exp10":
             ten = self.fconst(10.0, dt.element_of(e.dtype), False)[0]
             return f"np.power({ten}, {self.expr(args[0], 0)})", P_ATOM
-        if short in HALF_HELPERS:  # float16 stored as bits (numba_cpu.half)
+        if short in HALF_HELPERS:  # float16 stored as bits (tir.transform.LegalizeHalf)
             self.helpers.add(short)
             self.uses_math = True  # float_to_half rounds with math.frexp
             return f"{short}({self.expr(args[0], 0)})", P_ATOM

@@ -44,6 +44,10 @@ from mlckit.tir.expr import (  # noqa: F401
 from mlckit.tir.expr_vector import Broadcast as _Broadcast
 from mlckit.tir.expr_vector import Ramp as _Ramp
 from mlckit.tir.expr_vector import vscale  # noqa: F401 - T.vscale()
+from mlckit.tir.transform.legalize_half import (  # noqa: F401 - what LegalizeHalf prints
+    float_to_half,
+    half_to_float,
+)
 
 from . import parser as _parser  # noqa: F401 - registers the TIR handlers
 

@@ -52,14 +52,13 @@ from mlckit.tir.function import PrimFunc
 from mlckit.tir.op_extern import get_extern
 from mlckit.tir.pipeline import get_tir_pipeline
 from mlckit.tir.stmt import For, ForKind
-from mlckit.tir.transform import compact_buffer_allocation
+from mlckit.tir.transform import compact_buffer_allocation, legalize_half
 from mlckit.tir.transform.promote_invariant_elements import promote_invariant_elements
 from mlckit.tir.transform.scalarize_local_buffers import scalarize_local_buffers
 
 from ..codegen import NUMBA, CodegenError, GeneratedSource, func_name, generate
 from ..extern import collect_externs, resolve_externs
 from ..signature import ArgumentError, Signature, param_names
-from .half import legalize_half
 
 __all__ = ["ArgumentError", "CodegenError", "LOWERED", "NumbaCompileError", "NumbaFunction",
            "build",
@@ -375,7 +374,7 @@ def _set_options(llvm_default: bool):
 
 
 def _storage(dtype: str) -> str:
-    """The dtype a kernel's array holds: float16 as its bits (``half.legalize_half``)."""
+    """The dtype a kernel's array holds: float16 as its bits (``tir.transform.LegalizeHalf``)."""
     return "uint16" if dtype == "float16" else dtype
 
 

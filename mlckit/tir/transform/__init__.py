@@ -17,6 +17,7 @@ from ._pass import prim_func_pass
 from .compact_buffer_allocation import CompactBufferAllocation, compact_buffer_allocation
 from .convert_blocks_to_opaque import ConvertBlocksToOpaque, convert_blocks_to_opaque
 from .flatten_buffer import FlattenBuffer, flatten_buffer
+from .legalize_half import LegalizeHalf, legalize_half
 from .lower_init_block import LowerInitBlock, lower_init_block
 from .lower_match_buffer import LowerMatchBuffer, lower_match_buffer
 from .lower_opaque_block import LowerOpaqueBlock, lower_opaque_block
@@ -39,6 +40,7 @@ __all__ = [
     "CompactBufferAllocation",
     "ConvertBlocksToOpaque",
     "FlattenBuffer",
+    "LegalizeHalf",
     "LowerInitBlock",
     "LowerMatchBuffer",
     "LowerOpaqueBlock",
@@ -53,6 +55,7 @@ __all__ = [
     "compact_buffer_allocation",
     "convert_blocks_to_opaque",
     "flatten_buffer",
+    "legalize_half",
     "lower_init_block",
     "lower_match_buffer",
     "lower_opaque_block",

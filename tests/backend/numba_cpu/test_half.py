@@ -1,4 +1,4 @@
-"""float16 on a CPU (numba_cpu.half): kernels build and run, store float16 and compute in
+"""float16 on a CPU (tir.transform.LegalizeHalf): kernels build and run, store float16 and compute in
 float32; the numbers agree with NumPy's float16 within what float16 warrants; the
 conversions are exact (every float16, and float32 rounded to nearest, ties to even)."""
 
@@ -8,8 +8,6 @@ import pytest
 import mlckit
 from mlckit import relax, te, tir
 from mlckit.backend import numba_cpu, numba_cuda
-from mlckit.backend.numba_cpu.half import legalize_half
-from mlckit.ir import assert_structural_equal
 from mlckit.script import ir as I
 from mlckit.script import relax as R
 from mlckit.script import tir as T
@@ -100,34 +98,6 @@ def test_the_source_stores_float16_bits_and_computes_in_float32():
     assert ("C[i] = float_to_half(half_to_float(A[i]) * s + "
             "np.exp(half_to_float(B[i])) + np.float32(1.5))") in src
     assert "def half_to_float(h):" in src and "def float_to_half(x):" in src
-
-
-def test_legalize_half_written_out():
-    @T.prim_func
-    def before(A: T.Buffer((8,), "float16"), B: T.Buffer((8,), "float16")):
-        for i in range(8):
-            with T.block("B"):
-                vi = T.axis.spatial(8, i)
-                B[vi] = A[vi] + T.float16(1)
-
-    after = legalize_half(before)
-    buffers = [after.buffer_map[p] for p in after.params]
-    assert [b.dtype for b in buffers] == ["uint16", "uint16"]
-    text = after.script()
-    assert "float_to_half(" in text and "half_to_float(" in text
-    assert "T.float32(1.0)" in text
-    assert_structural_equal(legalize_half(before), after)  # the same each time
-
-
-def test_a_function_without_float16_is_left_as_it_is():
-    @T.prim_func
-    def float32_only(A: T.Buffer((8,), "float32"), B: T.Buffer((8,), "float32")):
-        for i in range(8):
-            with T.block("B"):
-                vi = T.axis.spatial(8, i)
-                B[vi] = A[vi] * T.float32(2)
-
-    assert legalize_half(float32_only) is float32_only
 
 
 def test_a_scheduled_float16_matmul_accumulates_in_float16():

@@ -1,9 +1,10 @@
-"""float16 on a CPU: stored in 16 bits, computed in float32 (loads widen, stores narrow).
+"""LegalizeHalf: float16 stored in 16 bits and computed in float32 (loads widen, stores narrow).
 
 Numba has no float16 on a CPU, and most CPUs have no half-precision arithmetic; TVM's LLVM
 target computes a ``float16`` expression in ``float32`` and rounds it back to 16 bits where
-it is stored (as its ``BF16ComputeLegalize`` / ``FP8ComputeLegalize`` passes do for bfloat16
-and float8).  ``legalize_half`` does the same before the Numba generator prints the kernel:
+it is stored (as its ``BF16ComputeLegalize`` + ``BF16StorageLegalize`` passes do for
+bfloat16).  ``LegalizeHalf`` does the same for float16, as the last pass ``numba_cpu`` runs
+before it prints the kernel:
 
 - a ``float16`` buffer becomes a ``uint16`` buffer of the same shape (the kernel is called
   with ``array.view(np.uint16)``: the same memory);
@@ -23,7 +24,7 @@ arithmetic (which rounds after every operation) in the last bit.
 
 Example::
 
-    lowered = legalize_half(func)      # func itself when it has no float16
+    mod = tvm.tir.transform.LegalizeHalf()(mod)   # a function without float16 is unchanged
 """
 
 from __future__ import annotations
@@ -37,13 +38,28 @@ from mlckit.tir.function import PrimFunc
 from mlckit.tir.stmt import Allocate, BufferStore
 from mlckit.tir.stmt_functor import node_rewriter
 
-__all__ = ["FLOAT_TO_HALF", "HALF_TO_FLOAT", "legalize_half", "uses_half"]
+from ._pass import make_pass
+
+__all__ = ["FLOAT_TO_HALF", "HALF_TO_FLOAT", "LegalizeHalf", "float_to_half", "half_to_float",
+           "legalize_half", "uses_half"]
 
 HALF, STORAGE, COMPUTE = "float16", "uint16", "float32"
 
-# the two conversions, printed as calls of the generator's helpers of the same names
+# the two conversions (the bits of a float16 as a float32 and back), printed by numba_cpu as
+# calls of its helpers of the same names
 HALF_TO_FLOAT = register_op("half_to_float", num_inputs=1)
 FLOAT_TO_HALF = register_op("float_to_half", num_inputs=1)
+
+
+def half_to_float(bits):
+    """``T.half_to_float(A[i])``: the float32 the float16 bits ``bits`` (uint16) encode."""
+    return Call(dt.with_lanes(COMPUTE, dt.lanes(bits.dtype)), HALF_TO_FLOAT, [bits])
+
+
+def float_to_half(value):
+    """``T.float_to_half(x)``: the bits (uint16) of the float16 nearest to ``x`` (float32,
+    ties to even)."""
+    return Call(dt.with_lanes(STORAGE, dt.lanes(value.dtype)), FLOAT_TO_HALF, [value])
 
 
 def uses_half(func: PrimFunc) -> bool:
@@ -75,13 +91,23 @@ def uses_half(func: PrimFunc) -> bool:
 
 def legalize_half(func: PrimFunc) -> PrimFunc:
     """``func`` with float16 stored as uint16 and computed in float32 (see the module doc);
-    ``func`` itself when it has no float16."""
+    ``func`` itself when it has no float16.
+
+    >>> from mlckit.script import tir as T
+    >>> @T.prim_func
+    ... def double(A: T.Buffer((4,), "float16")):
+    ...     for i in range(4):
+    ...         A[i] = A[i] * T.float16(2)
+    >>> print(legalize_half(double).body)
+    for i in range(4):
+        A = T.Buffer((4,), "uint16")
+        A[i] = T.float_to_half(T.half_to_float(A[i]) * T.float32(2.0))
+    """
     if not uses_half(func):
         return func
-    def widen(value, lanes=1):
+    def widen(value):
         """A float32 value rounded to float16 precision: a cast's result."""
-        return Call(dt.with_lanes(COMPUTE, lanes), HALF_TO_FLOAT,
-                    [Call(dt.with_lanes(STORAGE, lanes), FLOAT_TO_HALF, [value])])
+        return half_to_float(float_to_half(value))
 
     def half(d) -> bool:  # float16 or a vector of float16 (lowered TIR: float16x8)
         return dt.element_of(d) == HALF
@@ -89,12 +115,10 @@ def legalize_half(func: PrimFunc) -> PrimFunc:
     def rewrite(x):
         """The new node for ``x`` if ``x`` is a float16 construct, else None."""
         if isinstance(x, BufferLoad) and x.buffer.dtype == HALF:
-            load = BufferLoad(go(x.buffer), go(x.indices))
-            return Call(dt.with_lanes(COMPUTE, dt.lanes(x.dtype)), HALF_TO_FLOAT, [load])
+            return half_to_float(BufferLoad(go(x.buffer), go(x.indices)))
         if isinstance(x, BufferStore) and x.buffer.dtype == HALF:
-            stored = go(x.value)
-            value = Call(dt.with_lanes(STORAGE, dt.lanes(stored.dtype)), FLOAT_TO_HALF, [stored])
-            return x.replace(buffer=go(x.buffer), value=value, indices=go(x.indices))
+            return x.replace(buffer=go(x.buffer), value=float_to_half(go(x.value)),
+                             indices=go(x.indices))
         if isinstance(x, Buffer) and x.dtype == HALF:
             return x.replace(dtype=STORAGE, data=go(x.data), shape=go(x.shape))
         if isinstance(x, Allocate) and x.dtype == HALF:
@@ -109,7 +133,7 @@ def legalize_half(func: PrimFunc) -> PrimFunc:
             if half(x.dtype):
                 if not dt.is_float(value.dtype):
                     value = Cast(dt.with_lanes(COMPUTE, dt.lanes(x.dtype)), value)
-                return widen(value, dt.lanes(x.dtype))
+                return widen(value)
             return x.replace(value=value) if value is not x.value else x
         if isinstance(x, Call) and half(x.dtype):
             return x.replace(dtype=dt.with_lanes(COMPUTE, dt.lanes(x.dtype)), args=go(x.args))
@@ -118,3 +142,20 @@ def legalize_half(func: PrimFunc) -> PrimFunc:
     go = node_rewriter(rewrite)
     return func.replace(params=go(func.params), buffer_map=go(func.buffer_map),
                         body=go(func.body))
+
+
+def LegalizeHalf():  # noqa: N802 - a pass, named as TVM names its passes
+    """The pass storing float16 as uint16 bits and computing it in float32 (see the module's
+    docstring): TVM's ``BF16ComputeLegalize`` + ``BF16StorageLegalize``, for float16.
+
+    >>> import mlckit as tvm
+    >>> from mlckit.script import tir as T
+    >>> @T.prim_func
+    ... def double(A: T.Buffer((4,), "float16")):
+    ...     for i in range(4):
+    ...         A[i] = A[i] * T.float16(2)
+    >>> after = tvm.tir.transform.LegalizeHalf()(tvm.IRModule({"main": double}))["main"]
+    >>> after.buffer_map[after.params[0]].dtype
+    'uint16'
+    """
+    return make_pass("LegalizeHalf", legalize_half)
