@@ -32,6 +32,7 @@ from .remove_no_op import RemoveNoOp, remove_no_op
 from .scalarize_local_buffers import ScalarizeLocalBuffers, scalarize_local_buffers
 from .simplify import Simplify, StmtSimplify, simplify
 from .storage_rewrite import StorageRewrite, storage_rewrite
+from .thread_bindings_to_loops import ThreadBindingsToLoops, thread_bindings_to_loops
 from .thread_sync import ThreadSync, ThreadSyncError, thread_sync
 from .unroll_loop import UnrollLoop, unroll_loop
 from .vectorize_loop import VectorizeLoop, vectorize_loop
@@ -49,6 +50,7 @@ __all__ = [
     "Simplify",
     "StmtSimplify",
     "StorageRewrite",
+    "ThreadBindingsToLoops",
     "ThreadSync",
     "ThreadSyncError",
     "UnrollLoop",
@@ -64,6 +66,7 @@ __all__ = [
     "remove_no_op",
     "simplify",
     "storage_rewrite",
+    "thread_bindings_to_loops",
     "thread_sync",
     "unroll_loop",
     "VectorizeLoop",
