@@ -44,6 +44,11 @@ CHUNK_BYTES = 64
 __all__ = ["VectorExprs", "lane_of"]
 
 
+# integer arithmetic on a lane's constants folds as it is built (TIR's own constructors)
+_FOLD_INT = {E.Add: E.add, E.Sub: E.sub, E.Mul: E.mul, E.FloorDiv: E.floordiv,
+             E.FloorMod: E.floormod}
+
+
 def lane_of(e, k: int, lane_vars: dict):
     """The scalar expression lane ``k`` of the vector expression ``e`` computes
     (``lane_vars``: id(vector Var) -> its lanes' scalar Vars)."""
@@ -62,7 +67,9 @@ def lane_of(e, k: int, lane_vars: dict):
     if isinstance(e, E.BufferLoad):
         return E.BufferLoad(e.buffer, [lane_of(i, k, lane_vars) for i in e.indices])
     if isinstance(e, E.BinaryOpExpr):
-        return type(e)(lane_of(e.a, k, lane_vars), lane_of(e.b, k, lane_vars))
+        a, b = lane_of(e.a, k, lane_vars), lane_of(e.b, k, lane_vars)
+        fold = _FOLD_INT.get(type(e)) if dt.is_int(a.dtype) else None
+        return fold(a, b) if fold else type(e)(a, b)  # lane 3 of (ramp // 8): 0, not 3 // 8
     if isinstance(e, E.Not):
         return E.Not(lane_of(e.a, k, lane_vars))
     if isinstance(e, E.Select):

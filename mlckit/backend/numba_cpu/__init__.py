@@ -32,6 +32,7 @@ Example::
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import functools
 import hashlib
 import importlib.util
@@ -52,11 +53,15 @@ from mlckit.tir.function import PrimFunc
 from mlckit.tir.op_extern import get_extern
 from mlckit.tir.pipeline import get_tir_pipeline
 from mlckit.tir.stmt import For, ForKind
-from mlckit.tir.transform import compact_buffer_allocation, legalize_half
+from mlckit.tir.transform import (
+    compact_buffer_allocation,
+    keep_auto_unrolled_loops,
+    legalize_half,
+)
 from mlckit.tir.transform.promote_invariant_elements import promote_invariant_elements
 from mlckit.tir.transform.scalarize_local_buffers import scalarize_local_buffers
 
-from ..codegen import NUMBA, CodegenError, GeneratedSource, func_name, generate
+from ..codegen import NUMBA, CodegenError, Flavour, GeneratedSource, func_name, generate
 from ..extern import collect_externs, resolve_externs
 from ..signature import ArgumentError, Signature, param_names
 
@@ -143,7 +148,7 @@ def to_source(func: PrimFunc, name: str | None = None, fastmath: bool = False,
 
         print(to_source(mm_relu))     # ... @njit(cache=True) def mm_relu(A, B, C): ...
     """
-    body = generate(lower(func), NUMBA, name)
+    body = generate(lower(func), _flavour(), name)
     externs = resolve_externs(func, body.externs, "numba", strict=False)
     return _module_source(body, fastmath, cache and not externs and not body.uses_packed,
                           externs.notes)
@@ -167,7 +172,9 @@ def lower(func: PrimFunc, lowered: bool | None = None) -> PrimFunc:
     ``promote_invariant_elements`` (a loop-invariant element held in a one-element "local"
     buffer, printed as a scalar: ``Y_acc``), with ``lowered`` (default :data:`LOWERED`) TVM's
     default TIR pipeline, then ``legalize_half`` (float16 stored as uint16 bits and computed
-    in float32: Numba has no float16 on a CPU).
+    in float32: Numba has no float16 on a CPU).  Lowered, ``keep_auto_unrolled_loops`` runs
+    first: the loops ``pragma_auto_unroll_max_step`` picks stay ``T.unroll`` loops (a
+    written-out 64-step unroll takes Numba 20 s to compile), ``sch.unroll``'s are written out.
 
     The promotion runs before the pipeline: on a reduction block it takes the ``T.init()``
     out of the loop (``Y_acc[0] = 0`` before it), where after ``LowerInitBlock`` an
@@ -178,6 +185,8 @@ def lower(func: PrimFunc, lowered: bool | None = None) -> PrimFunc:
         numba_cpu.lower(mm_relu).show()     # Y_acc = T.decl_buffer((1,), scope="local") ...
     """
     lowered = LOWERED if lowered is None else lowered
+    if lowered:  # written-out copies cost Numba seconds: LLVM unrolls these loops instead
+        func = keep_auto_unrolled_loops(func)
     func = scalarize_local_buffers(compact_buffer_allocation(func), NUMBA.scalarize_limit,
                                    NUMBA.unroll_limit)
     # vectorized and unrolled loops are left to VectorizeLoop and UnrollLoop (un-lowered: to
@@ -186,6 +195,13 @@ def lower(func: PrimFunc, lowered: bool | None = None) -> PrimFunc:
     if lowered:
         func = get_tir_pipeline("default")(IRModule({"main": func}))["main"]
     return legalize_half(func)
+
+
+def _flavour(lowered: bool | None = None) -> Flavour:
+    """How the generator writes Python: lowered TIR has its ``T.unroll`` loops written out
+    by ``UnrollLoop`` already, and the loops left so are printed as loops."""
+    lowered = LOWERED if lowered is None else lowered
+    return dataclasses.replace(NUMBA, unroll_limit=0) if lowered else NUMBA
 
 
 def _vectorized_or_unrolled(loop: For, outer: list) -> bool:
@@ -238,7 +254,7 @@ class NumbaFunction:
         self.name = name
         self.fastmath = fastmath
         self.signature = Signature(func, name)
-        self.body = generate(lower(func, lowered), NUMBA, name)
+        self.body = generate(lower(func, lowered), _flavour(lowered), name)
         self.path = None
         # extern functions are C function pointers or Numba functions of this process:
         # code calling them is compiled in memory, not cached on disk

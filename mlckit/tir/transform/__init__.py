@@ -17,6 +17,7 @@ from ._pass import prim_func_pass
 from .compact_buffer_allocation import CompactBufferAllocation, compact_buffer_allocation
 from .convert_blocks_to_opaque import ConvertBlocksToOpaque, convert_blocks_to_opaque
 from .flatten_buffer import FlattenBuffer, flatten_buffer
+from .keep_auto_unrolled_loops import KeepAutoUnrolledLoops, keep_auto_unrolled_loops
 from .legalize_half import LegalizeHalf, legalize_half
 from .lower_init_block import LowerInitBlock, lower_init_block
 from .lower_match_buffer import LowerMatchBuffer, lower_match_buffer
@@ -41,6 +42,7 @@ __all__ = [
     "CompactBufferAllocation",
     "ConvertBlocksToOpaque",
     "FlattenBuffer",
+    "KeepAutoUnrolledLoops",
     "LegalizeHalf",
     "LowerInitBlock",
     "LowerMatchBuffer",
@@ -57,6 +59,7 @@ __all__ = [
     "compact_buffer_allocation",
     "convert_blocks_to_opaque",
     "flatten_buffer",
+    "keep_auto_unrolled_loops",
     "legalize_half",
     "lower_init_block",
     "lower_match_buffer",

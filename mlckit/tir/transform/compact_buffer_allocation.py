@@ -514,11 +514,12 @@ def _plan(buf, accesses: list, gpu: bool = False, alloc_depth: int | None = None
                 lca_depth = min(lca_depth, next(k for k, x in enumerate(acc.loops) if x is lp))
     lca = first[lca_depth - 1] if lca_depth else None
     sets = [None] * buf.ndim
-    if gpu:  # thread indices appear as ``tx // 8``: one object per distinct sub-expression
-        table: dict = {}
-        for acc in accesses:
-            acc.indices = [_intern(i, table) for i in acc.indices]
-            acc.predicates = tuple(_intern(p, table) for p in acc.predicates)
+    # ``fused // 16`` in each access made one object per distinct sub-expression: the linear
+    # forms compare non-variable atoms by identity
+    table: dict = {}
+    for acc in accesses:
+        acc.indices = [_intern(i, table) for i in acc.indices]
+        acc.predicates = tuple(_intern(p, table) for p in acc.predicates)
     for n, acc in enumerate(accesses):
         relaxed = list(acc.loops[lca_depth:])
         if gpu or alloc_depth is not None:  # TVM's pass is always thread-aware

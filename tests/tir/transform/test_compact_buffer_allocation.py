@@ -334,6 +334,40 @@ def test_a_compacted_vector_tile_keeps_its_lanes():
     np.testing.assert_array_equal(c, np.zeros(4, "float32"))
 
 
+def test_a_fused_loop_divided_in_every_index_is_one_term():
+    # meta_schedule's fused outer loop: `f // 4` and `f % 4` are written anew in each access,
+    # and still cancel between the first and last element of the region
+    @T.prim_func(private=True)
+    def before(A: T.Buffer((16, 16), "float32"), C: T.Buffer((16, 16), "float32")):
+        C_global = T.alloc_buffer((16, 16))
+        for f in T.parallel(16):
+            for i, j in T.grid(4, 4):
+                with T.block("C_global"):
+                    vi = T.axis.spatial(16, f // 4 * 4 + i)
+                    vj = T.axis.spatial(16, f % 4 * 4 + j)
+                    C_global[vi, vj] = A[vi, vj] * T.float32(2)
+            for i, j in T.grid(4, 4):
+                with T.block("C"):
+                    vi = T.axis.spatial(16, f // 4 * 4 + i)
+                    vj = T.axis.spatial(16, f % 4 * 4 + j)
+                    C[vi, vj] = C_global[vi, vj]
+
+    compact = compact_buffer_allocation(before)
+    (alloc,) = [s.block.alloc_buffers[0] for s in _realizes(compact) if s.block.alloc_buffers]
+    assert [int(x) for x in alloc.shape] == [4, 4]
+    a = np.random.default_rng(0).uniform(-1, 1, (16, 16)).astype("float32")
+    c = np.zeros((16, 16), "float32")
+    numba_cpu.build(compact, cache=False)(a, c)
+    np.testing.assert_allclose(c, a * 2)
+
+
+def _realizes(func):
+    found = []
+    tir.stmt_functor.post_order_visit(
+        func.body, lambda s: found.append(s) if isinstance(s, tir.BlockRealize) else None)
+    return found
+
+
 def test_an_allocation_two_buffers_view_is_not_compacted():
     @T.prim_func(private=True)
     def before():
