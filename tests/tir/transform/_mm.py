@@ -44,14 +44,16 @@ def scheduled() -> tvm.IRModule:
     return sch.mod
 
 
-def check_numbers(func) -> None:
-    """``func`` (lowered or not) run by lnumpy and numba_cpu gives NumPy's relu(A @ B)."""
+def check_numbers(func, with_lnumpy: bool = False) -> None:
+    """``func`` (lowered or not) run by numba_cpu (and lnumpy: the pipeline's tests; its
+    Python loops take 10 s over 128^3) gives NumPy's relu(A @ B)."""
     from mlckit.backend import lnumpy, numba_cpu
 
     rng = np.random.default_rng(0)
     a = rng.random((128, 128), dtype="float32") - 0.5
     b = rng.random((128, 128), dtype="float32") - 0.5
-    for build in (lnumpy.build, lambda f: numba_cpu.build(f, cache=False)):
+    builds = [lambda f: numba_cpu.build(f, cache=False)] + [lnumpy.build] * with_lnumpy
+    for build in builds:
         c = np.zeros((128, 128), "float32")
         build(func)(a, b, c)
         np.testing.assert_allclose(c, np.maximum(a @ b, 0), rtol=1e-4, atol=1e-4)
