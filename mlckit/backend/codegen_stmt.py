@@ -307,6 +307,14 @@ class StmtWriter:
     def stmt_DeclBuffer(self, s: DeclBuffer):
         buf = s.buffer
         self.check_buffer_supported(buf)
+        held = self.scalars.get(id(buf.data))
+        if held is not None and id(buf.data) not in self.names and buf.dtype == held[0].dtype \
+                and _const_size(buf.shape) == 1:
+            # a second one-element view of a register (StorageRewrite shares its memory):
+            # the same scalar
+            self.scalars[id(buf)] = held
+            self.stmt(s.body)
+            return
         if id(buf.data) not in self.names:
             raise CodegenError(f"{self.name}: T.decl_buffer {buf.name!r} has no allocation")
         data = self.names[id(buf.data)]

@@ -24,14 +24,10 @@ __all__ = ["cpu_build"]
 
 def cpu_build(func, name: str, fastmath: bool = False):
     """The numba_cpu build of the GPU-lowered ``func``: blocks in parallel where Numba
-    accepts it, else all serial (the same result).
-
-    Compiled un-lowered for now: lowered, a GPU schedule's thread loops become long
-    straight-line code that Numba's parallel passes take minutes over (dlight's matmul: 310 s
-    against 10 s)."""
+    accepts it, else all serial (the same result).  numba_cpu lowers it with TVM's pipeline
+    (the loops ``pragma_auto_unroll_max_step`` picks stay loops: written out, dlight's
+    matmul took Numba 310 s, as loops 1 s)."""
     try:
-        return numba_build(thread_bindings_to_loops(func, parallel=True), name, fastmath=fastmath,
-                           lowered=False)
+        return numba_build(thread_bindings_to_loops(func, parallel=True), name, fastmath=fastmath)
     except NumbaCompileError:
-        return numba_build(thread_bindings_to_loops(func, parallel=False), name, fastmath=fastmath,
-                           lowered=False)
+        return numba_build(thread_bindings_to_loops(func, parallel=False), name, fastmath=fastmath)

@@ -13,6 +13,7 @@ from mlckit.backend import numba_cpu
 from mlckit.backend.codegen import NUMBA, generate
 from mlckit.error import TVMError
 from mlckit.script import from_source
+from mlckit.script import tir as T
 from mlckit.tir import stmt as S
 from mlckit.tir.expr_vector import Ramp
 from mlckit.tir.stmt_functor import post_order_visit
@@ -180,3 +181,22 @@ def test_build_lowered_false_compiles_the_un_lowered_primfunc_with_the_same_numb
     # un-lowered, the generator binds the block iterators and indexes in N dimensions
     assert "C[vi, vj] = C[vi, vj] + A[vi, vk] * B[vk, vj]" in results[False].source
     assert "vk = " not in results[True].source
+
+
+def test_two_views_of_one_register_are_one_scalar():
+    # StorageRewrite lets `nm` reuse the one-element "local" memory of `rs` (rmsnorm's
+    # dlight kernel, run on the CPU): both views print as the same scalar
+    @T.prim_func(private=True)
+    def shared_register(x: T.Buffer((4,), "float32"), y: T.Buffer((4,), "float32")):
+        rs = T.decl_buffer((1,), scope="local")
+        nm = T.decl_buffer((1,), data=rs.data, scope="local")
+        for i in range(4):
+            rs[0] = x[i] * T.float32(2)
+            nm[0] = rs[0] + T.float32(1)
+            y[i] = nm[0]
+
+    kernel = numba_cpu.build(shared_register, cache=False)
+    x, y = np.arange(4, dtype="float32"), np.zeros(4, "float32")
+    kernel(x, y)
+    np.testing.assert_array_equal(y, x * 2 + 1)
+    assert "np.empty" not in kernel.source
