@@ -50,8 +50,6 @@ def _is(e, value: bool) -> bool:
 
 class _AndOfOrs:
     def __init__(self, ana: Analyzer, expr):
-
-
         self.ana, self.key = ana, _key
         self.chunks: list[list] = []
         for outer in _and_parts(expr):

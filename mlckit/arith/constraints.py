@@ -131,7 +131,6 @@ def comparison_fact(ana: Analyzer, cmp) -> Fact | None:
 
 def literal_key(ana: Analyzer, e):
     """A key equal for equal conditions however written (``j >= 6`` and ``6 <= j``)."""
-
     if isinstance(e, (E.And, E.Or)):
         return type(e).__name__, literal_key(ana, e.a), literal_key(ana, e.b)
     if isinstance(e, E.Not):

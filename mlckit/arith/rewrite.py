@@ -254,7 +254,6 @@ def _with_other_side(ana: Analyzer, a, b, is_and: bool):
 
 
 def _same(x, y) -> bool:
-
     return _key(x) == _key(y)
 
 

@@ -66,8 +66,7 @@ def keep_auto_unrolled_loops(func: PrimFunc) -> PrimFunc:
 
 
 def _explicit(value) -> bool:
-    value = getattr(value, "value", value)
-    return value is not None and bool(value)
+    return bool(getattr(value, "value", value))
 
 
 def KeepAutoUnrolledLoops():  # noqa: N802 - a pass, named as TVM's are

@@ -29,14 +29,13 @@ Example::
 
 from __future__ import annotations
 
-from mlckit.ir.node import Node
 from mlckit.ir.op import register_op
 from mlckit.tir import dtype as dt
 from mlckit.tir.buffer import Buffer
 from mlckit.tir.expr import BufferLoad, Call, Cast, FloatImm, Var
 from mlckit.tir.function import PrimFunc
 from mlckit.tir.stmt import Allocate, BufferStore
-from mlckit.tir.stmt_functor import node_rewriter
+from mlckit.tir.stmt_functor import node_rewriter, post_order_visit
 
 from ._pass import make_pass
 
@@ -62,31 +61,21 @@ def float_to_half(value):
     return Call(dt.with_lanes(STORAGE, dt.lanes(value.dtype)), FLOAT_TO_HALF, [value])
 
 
+def _is_half(dtype) -> bool:
+    """float16 or a vector of float16 (lowered TIR: ``float16x8``)."""
+    return isinstance(dtype, str) and dt.element_of(dtype) == HALF
+
+
 def uses_half(func: PrimFunc) -> bool:
-    """Whether ``func`` has a float16 buffer, variable or constant anywhere."""
-    found = False
+    """Whether ``func`` has a float16 buffer, variable or value anywhere."""
+    def half(x) -> bool:
+        return _is_half(getattr(x, "dtype", None))
 
-    def walk(x):
-        nonlocal found
-        if found:
-            return
-        if isinstance(x, Node):
-            if getattr(x, "dtype", None) == HALF and not isinstance(x, BufferLoad):
-                found = True
-                return
-            for name in type(x).field_names():
-                walk(getattr(x, name))
-        elif isinstance(x, (list, tuple)):
-            for y in x:
-                walk(y)
-        elif isinstance(x, dict):
-            for y in x.values():
-                walk(y)
-
-    walk(func.params)
-    walk(func.buffer_map)
-    walk(func.body)
-    return found
+    if any(map(half, [*func.params, *func.buffer_map.values()])):
+        return True
+    found = []
+    post_order_visit(func.body, lambda n: found.append(n) if half(n) else None)
+    return bool(found)
 
 
 def legalize_half(func: PrimFunc) -> PrimFunc:
@@ -109,9 +98,6 @@ def legalize_half(func: PrimFunc) -> PrimFunc:
         """A float32 value rounded to float16 precision: a cast's result."""
         return half_to_float(float_to_half(value))
 
-    def half(d) -> bool:  # float16 or a vector of float16 (lowered TIR: float16x8)
-        return dt.element_of(d) == HALF
-
     def rewrite(x):
         """The new node for ``x`` if ``x`` is a float16 construct, else None."""
         if isinstance(x, BufferLoad) and x.buffer.dtype == HALF:
@@ -126,16 +112,16 @@ def legalize_half(func: PrimFunc) -> PrimFunc:
                              extents=go(x.extents), condition=go(x.condition))
         if isinstance(x, FloatImm) and x.dtype == HALF:
             return FloatImm(COMPUTE, x.value)
-        if isinstance(x, Var) and half(x.dtype):
+        if isinstance(x, Var) and _is_half(x.dtype):
             return x.replace(dtype=dt.with_lanes(COMPUTE, dt.lanes(x.dtype)))
         if isinstance(x, Cast):
             value = go(x.value)
-            if half(x.dtype):
+            if _is_half(x.dtype):
                 if not dt.is_float(value.dtype):
                     value = Cast(dt.with_lanes(COMPUTE, dt.lanes(x.dtype)), value)
                 return widen(value)
             return x.replace(value=value) if value is not x.value else x
-        if isinstance(x, Call) and half(x.dtype):
+        if isinstance(x, Call) and _is_half(x.dtype):
             return x.replace(dtype=dt.with_lanes(COMPUTE, dt.lanes(x.dtype)), args=go(x.args))
         return None
 

@@ -29,8 +29,9 @@ from __future__ import annotations
 
 from mlckit.tir import stmt as S
 from mlckit.tir.function import PrimFunc
+from mlckit.tir.stmt_functor import pre_order_visit
 
-from ._pass import make_pass
+from ._pass import make_pass, post_order_rewrite
 
 __all__ = ["ThreadBindingsToLoops", "thread_bindings_to_loops"]
 
@@ -55,37 +56,25 @@ def thread_bindings_to_loops(func: PrimFunc, parallel: bool = True) -> PrimFunc:
                 A[bx * 128 + tx] = A[bx * 128 + tx] * T.float32(2.0)
     """
 
-    def visit(s, in_kernel: bool):
-        if isinstance(s, S.For):
-            if s.kind == S.ForKind.THREAD_BINDING:
-                tag = s.thread_binding.thread_tag if s.thread_binding is not None else ""
-                outer = not in_kernel and tag.startswith("blockIdx") and parallel
-                kind = S.ForKind.PARALLEL if outer else S.ForKind.SERIAL
-                return s.replace(kind=kind, thread_binding=None, body=visit(s.body, True))
-            body = visit(s.body, in_kernel)
-            return s if body is s.body else s.replace(body=body)
-        if isinstance(s, S.BlockRealize):
-            block = s.block
-            init = visit(block.init, in_kernel) if block.init is not None else None
-            body = visit(block.body, in_kernel)
-            if body is block.body and init is block.init:
-                return s
-            return s.replace(block=block.replace(body=body, init=init))
-        changes = {}
-        for name in s.field_names():
-            v = getattr(s, name)
-            if isinstance(v, S.Stmt):
-                nv = visit(v, in_kernel)
-            elif isinstance(v, list) and v and all(isinstance(x, S.Stmt) for x in v):
-                nv = [visit(x, in_kernel) for x in v]
-                nv = v if all(a is b for a, b in zip(nv, v)) else nv
-            else:
-                continue
-            if nv is not v:
-                changes[name] = nv
-        return s.replace(**changes) if changes else s
+    # each kernel's outermost bound loop: a blockIdx one runs its blocks in parallel
+    parallel_vars: set[int] = set()
 
-    body = visit(func.body, False)
+    def outermost(node):
+        if isinstance(node, S.For) and node.kind == S.ForKind.THREAD_BINDING:
+            tag = node.thread_binding.thread_tag if node.thread_binding is not None else ""
+            if parallel and tag.startswith("blockIdx"):
+                parallel_vars.add(id(node.loop_var))
+            return False  # inside the kernel: no loop below is outermost
+        return True
+
+    def plain(node):
+        if isinstance(node, S.For) and node.kind == S.ForKind.THREAD_BINDING:
+            kind = S.ForKind.PARALLEL if id(node.loop_var) in parallel_vars else S.ForKind.SERIAL
+            return node.replace(kind=kind, thread_binding=None)
+        return node
+
+    pre_order_visit(func.body, outermost)
+    body = post_order_rewrite(func.body, plain)
     return func if body is func.body else func.replace(body=body)
 
 
