@@ -14,8 +14,8 @@ an ``if``, and each buffer it allocates becomes an allocation around the body (`
 
 As in TVM, a loop of one iteration (without annotations) is dropped, its variable replaced
 by its start, and a thread-bound loop (``T.thread_binding``) becomes the launch of its thread
-(``T.launch_thread``: an ``AttrStmt`` ``"thread_extent"``).  Loop and block annotations are
-kept as they are (TVM turns ``pragma_*`` ones into attributes).  A block that still has
+(``T.launch_thread``: an ``AttrStmt`` ``"thread_extent"``).  Loop annotations are kept,
+except ``pragma_*`` ones, which become ``T.attr`` statements around the loop, as TVM.  A block that still has
 iterators (or a ``T.init()``) is rejected: run ``ConvertBlocksToOpaque`` (after
 ``LowerInitBlock``) first, as TVM requires.
 
