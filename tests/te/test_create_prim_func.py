@@ -9,7 +9,7 @@ from mlckit.ir import assert_structural_equal
 from mlckit.script import tir as T
 
 from ..kernels import mm_relu
-from .common import assert_runs_like
+from .common import LARGE, assert_runs_like
 
 
 def course_mm_relu():
@@ -83,7 +83,8 @@ def test_course_mm_relu_runs():
     a = rng.standard_normal((128, 128), dtype="float32")
     b = rng.standard_normal((128, 128), dtype="float32")
     c = np.zeros((128, 128), "float32")
-    assert_runs_like(func, [a, b, c], [2], [np.maximum(a @ b, 0)], rtol=1e-4, atol=1e-4)
+    assert_runs_like(func, [a, b, c], [2], [np.maximum(a @ b, 0)], rtol=1e-4, atol=1e-4,
+                     targets=LARGE)
 
 
 def test_matmul_from_shapes_of_the_inputs():
@@ -433,7 +434,7 @@ def test_index_dtype_override_makes_every_index_int64():
     a = np.eye(128, dtype="float32")
     b = np.arange(128 * 128, dtype="float32").reshape(128, 128) / 1000
     assert_runs_like(func, [a, b, np.zeros((128, 128), "float32")], [2], [a @ b.T],
-                     rtol=1e-4)
+                     rtol=1e-4, targets=LARGE)
 
 
 def test_index_dtype_override_casts_index_values_back():

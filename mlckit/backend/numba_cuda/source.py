@@ -31,7 +31,7 @@ from mlckit.tir.expr import IntImm, IterVar, IterVarType, Var
 from mlckit.tir.transform.flatten_buffer import declare_buffer_views
 
 from ..codegen import _Generator
-from ..codegen_common import HELPERS, P_ATOM, Flavour, np_scalar
+from ..codegen_common import HELPERS, P_ATOM, P_MUL, P_UNARY, Flavour, np_scalar
 from ..codegen_local import _NotScalar
 from .kernels import Kernel, allocated_buffer, covers_launch, storage_sync_name, thread_scope
 
@@ -48,6 +48,11 @@ _MATH = {
     "isfinite": "isfinite", "erf": "erf", "pow": "pow", "atan2": "atan2", "fmod": "fmod",
     "copysign": "copysign", "hypot": "hypot",
 }
+
+# intrinsics a kernel writes with ``math`` (the shared generator's forms call NumPy's ufuncs,
+# np.sqrt, which numba.cuda does not compile in a kernel; its simulator runs them): the
+# value is the base of the two powers
+_MATH_COMPOSED = {"rsqrt": None, "sigmoid": None, "exp2": 2.0, "exp10": 10.0}
 
 
 class _KernelGenerator(_Generator):
@@ -146,6 +151,16 @@ class _KernelGenerator(_Generator):
             self.uses_math = True
             args = ", ".join(self.expr(a, 0) for a in e.args)
             return f"math.{_MATH[short]}({args})", P_ATOM
+        if short in _MATH_COMPOSED:  # NumPy's ufuncs do not compile in a kernel
+            self.uses_math = True
+            one = self.fconst(1.0, e.dtype, False)[0]
+            x = e.args[0]
+            if short == "rsqrt":
+                return f"{one} / math.sqrt({self.expr(x, 0)})", P_MUL
+            if short == "sigmoid":
+                return f"{one} / ({one} + math.exp(-{self.expr(x, P_UNARY)}))", P_MUL
+            base = self.fconst(_MATH_COMPOSED[short], e.dtype, False)[0]
+            return f"math.pow({base}, {self.expr(x, 0)})", P_ATOM
         return super().call(e, weak)
 
 

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 import numpy as np
 
 import mlckit
@@ -151,3 +153,32 @@ def test_a_reduction_variable_the_init_tests_stays_bound():
     a, b = np.zeros((4, 6), "float32"), np.full(4, np.nan, "float32")
     numba_cuda.build(count_rows, mode="cpu")(a, b)
     np.testing.assert_array_equal(b, np.full(4, 6, "float32"))
+
+
+@T.prim_func
+def float_intrinsics(a: T.Buffer((64,), "float32"), b: T.Buffer((64, 4), "float32")):
+    for i in T.thread_binding(64, thread="threadIdx.x"):
+        with T.block("B"):
+            vi = T.axis.spatial(64, i)
+            b[vi, 0] = T.rsqrt(a[vi])
+            b[vi, 1] = T.sigmoid(a[vi])
+            b[vi, 2] = T.exp2(a[vi])
+            b[vi, 3] = T.exp10(a[vi])
+
+
+def test_float_intrinsics_a_kernel_writes_with_math():
+    """NumPy's ufuncs (``np.sqrt``) run on the simulator but do not compile in a kernel
+    on a GPU: a kernel writes them with ``math``, as CUDA's rsqrtf & co. compute."""
+    source = numba_cuda.to_source(float_intrinsics)
+    kernel = source[source.index("@cuda.jit"):source.index("\ndef float_intrinsics(")]
+    assert "np.sqrt" not in kernel and "np.exp" not in kernel and "np.power" not in kernel
+    for form in (r"np.float32\(1.0\) / math.sqrt\(a\[\w+\]\)",
+                 r"np.float32\(1.0\) / \(np.float32\(1.0\) \+ math.exp\(-a\[\w+\]\)\)",
+                 r"math.pow\(np.float32\(2.0\), a\[\w+\]\)",
+                 r"math.pow\(np.float32\(10.0\), a\[\w+\]\)"):
+        assert re.search(form, kernel), form
+    a = np.linspace(0.25, 2.0, 64, dtype="float32")
+    b = np.zeros((64, 4), "float32")
+    numba_cuda.build(float_intrinsics, mode="sim")(a, b)
+    expected = np.stack([1 / np.sqrt(a), 1 / (1 + np.exp(-a)), 2.0 ** a, 10.0 ** a], axis=1)
+    np.testing.assert_allclose(b, expected, rtol=1e-5)

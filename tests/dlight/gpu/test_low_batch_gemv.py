@@ -174,9 +174,9 @@ def test_what_is_no_symbolic_batch_inner_reduction_gemv_is_left_to_the_next_rule
 
 
 def test_the_simulator_agrees(simulator):
-    x, w, bias = rand(2, 72, seed=3), rand(200, 72, seed=4), rand(200, seed=5)
+    x, w, bias = rand(1, 72, seed=3), rand(200, 72, seed=4), rand(200, seed=5)
     *_, z = simulator.run(low_batch_gemv(BatchGemvBiasRelu)["main"], x, w, bias,
-                          np.zeros((2, 200), "float32"))
+                          np.zeros((1, 200), "float32"))
     np.testing.assert_allclose(z, np.maximum(x @ w.T + bias, 0), rtol=1e-5, atol=1e-5)
 
 

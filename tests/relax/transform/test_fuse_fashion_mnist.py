@@ -74,8 +74,8 @@ def test_fused_predictions_equal_numpy_on_the_test_set(data):
     print(f"\nfused MLP accuracy {(pred == labels).mean():.4f} on {len(labels)} images")
 
 
-def test_fused_and_unfused_logits_agree_on_a_few_images(data):
-    x = data[0][:8]
+def test_fused_and_unfused_logits_agree_on_two_images(data):
+    x = data[0][:2]  # lnumpy: 100k multiply-adds an image in Python loops
     outs = []
     for mod in (mlp_module(), fused_mlp()):
         vm = relax.VirtualMachine(relax.build(mod, "lnumpy"), mlckit.cpu())

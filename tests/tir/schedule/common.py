@@ -48,13 +48,14 @@ def _random_args(func: PrimFunc, rng):
 def verify_numeric(original, scheduled, func_name: str = "main", targets=TARGETS,
                    rtol=1e-4, atol=1e-4) -> None:
     """The scheduled function computes what the original computes, on random inputs,
-    through every backend in ``targets`` (all parameters compared after the call)."""
+    through every backend in ``targets`` (all parameters compared after the call).  The
+    original runs on numba (``llvm``): a 128³ course kernel takes lnumpy 12 s."""
     original, scheduled = as_mod(original), as_mod(scheduled)
     ref_func = original[func_name]
     rng = np.random.default_rng(0)
     args = _random_args(ref_func, rng)
     expected = [a.copy() for a in args]
-    mlckit.build(ref_func, target="lnumpy")(*expected)
+    mlckit.build(ref_func, target="llvm")(*expected)
     for target in targets:
         got = [a.copy() for a in args]
         mlckit.build(scheduled[func_name], target=target)(*got)

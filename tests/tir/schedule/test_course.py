@@ -64,7 +64,7 @@ def test_mm_relu_chapter_schedule():
     sch.reverse_compute_at(block_C, j0)
     sch.decompose_reduction(block_Y, k)
     check(sch, MMReluScheduled)
-    verify_numeric(MMRelu, sch.mod, "mm_relu")
+    verify_numeric(MMRelu, sch.mod, "mm_relu", targets=("llvm",))  # 128³: lnumpy takes 12 s
     verify_trace_roundtrip(sch, MMRelu)
 
 

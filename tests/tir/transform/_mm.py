@@ -45,7 +45,7 @@ def scheduled() -> tvm.IRModule:
 
 
 def check_numbers(func, with_lnumpy: bool = False) -> None:
-    """``func`` (lowered or not) run by numba_cpu (and lnumpy: the pipeline's tests; its
+    """``func`` (lowered or not) run by numba_cpu (and lnumpy: test_pipeline; its
     Python loops take 10 s over 128^3) gives NumPy's relu(A @ B)."""
     from mlckit.backend import lnumpy, numba_cpu
 

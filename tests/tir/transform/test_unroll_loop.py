@@ -65,7 +65,7 @@ def test_inner_definitions_are_renewed_in_each_copy():
 def test_unrolled_lowered_kernel_still_computes_mm_relu():
     from ._mm import scheduled
 
-    check_numbers(tvm.lower(scheduled())["mm_relu"], with_lnumpy=True)
+    check_numbers(tvm.lower(scheduled())["mm_relu"])
 
 
 # -- the tir.UnrollLoop config (each expected output checked against TVM 0.27's UnrollLoop) ----
