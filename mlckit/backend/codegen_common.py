@@ -47,6 +47,9 @@ class Flavour:
     # lowered TIR's flat views of constant-shape parameters are printed in the parameter's
     # own shape in vector lanes and prange bodies (C[C_i, C_j + 1]): codegen_flat
     flat_params: bool = False
+    # ... and everywhere the split of the flat index is exact, the leading dimension may be
+    # symbolic (numba_cuda: a reshape in a kernel is a call and a stack frame per thread)
+    nd_param_views: bool = False
     # vector TIR (T.Ramp / T.Broadcast after VectorizeLoop) as whole NumPy arrays and slices;
     # otherwise lane by lane (codegen_vector)
     numpy_vectors: bool = False

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from mlckit.arith.analyzer import Analyzer
 from mlckit.tir.buffer import Buffer
-from mlckit.tir.expr import IntImm, Mul, Range
+from mlckit.tir.expr import FloorDiv, FloorMod, IntImm, Mul, Range
 from mlckit.tir.stmt import ForKind
 
 __all__ = ["FlatParams", "ParamViews"]
@@ -26,19 +26,23 @@ __all__ = ["FlatParams", "ParamViews"]
 class FlatParams:
     """Mixin of the generator: the row-major strides of constant-shape parameter buffers."""
 
-    flat: dict  # id(buffer) -> [None, its row-major strides]
+    flat: dict  # id(buffer) -> [its shape (None: a symbolic leading extent), its strides]
 
     def plan_flat_params(self):
-        """Note the parameter buffers of constant shape (2-D and more)."""
+        """Note the parameter buffers of constant shape (2-D and more; with
+        ``Flavour.nd_param_views`` the leading extent may be symbolic)."""
         for p in self.func.params:
             buf = self.func.buffer_map.get(p)
-            if buf is None or buf.ndim < 2 or not all(isinstance(d, IntImm) for d in buf.shape):
+            if buf is None or buf.ndim < 2:
+                continue
+            shape = [d.value if isinstance(d, IntImm) else None for d in buf.shape]
+            if None in shape[1:] or (shape[0] is None and not self.flavour.nd_param_views):
                 continue
             strides, step = [], 1
-            for d in reversed(buf.shape):
+            for d in reversed(shape[1:]):
                 strides.append(step)
-                step *= d.value
-            self.flat[id(buf)] = [None, strides[::-1]]
+                step *= d
+            self.flat[id(buf)] = [shape, [step, *strides[::-1]]]
 
     def in_prange(self) -> bool:
         """Inside a ``prange`` body.  There the N-D form stays: Numba's parallel lowering
@@ -61,14 +65,15 @@ class ParamViews:
     def param_view_access(self, buf: Buffer, indices) -> str | None:
         if not self.flavour.flat_params or len(indices) != 1 or buf.ndim != 1:
             return None
-        if not (getattr(self, "in_lanes", False) or self.in_prange()):
+        if not (self.flavour.nd_param_views or getattr(self, "in_lanes", False)
+                or self.in_prange()):
             return None
         owner = self.data_owner.get(id(buf.data))
         if owner is None or owner is buf or owner.ndim < 2 or id(owner) not in self.flat \
                 or owner.dtype != buf.dtype:
             return None
-        parts = self.split_flat(indices[0], [d.value for d in owner.shape],
-                                self.flat[id(owner)][1])
+        parts = self.split_flat(indices[0], *self.flat[id(owner)],
+                                carry=self.flavour.nd_param_views)
         if parts is None:
             return None
         name = self.names[id(owner)]
@@ -76,10 +81,20 @@ class ParamViews:
             return f"{name}[{', '.join(self.lane_index(p, name, d) for d, p in enumerate(parts))}]"
         return f"{name}[{', '.join(self.expr(p, 0) for p in parts)}]"
 
-    def split_flat(self, index, shape, strides):
+    def index_ranges(self):
+        """(Var, Range) of every index variable in scope: the open loops, a vector's lanes."""
+        yield from ((loop.var, Range(loop.stmt.min, loop.stmt.extent)) for loop in self.loops)
+        yield from ((var, Range(0, extent)) for var, extent in self.lane_ranges)
+
+    def split_flat(self, index, shape, strides, carry: bool = False):
         """``index`` as one index per dimension (``i * 512 + j`` -> ``[i, j]``) when every
         term's coefficient divides by a stride and each part provably stays in its
-        dimension; None otherwise."""
+        dimension (a symbolic leading extent, None in ``shape``, only from below: the other
+        parts in range, the access in bounds keeps it in range); None otherwise.  With
+        ``carry``, a part that may leave its dimension leaves it as mixed-radix digits do,
+        its remainder kept and its quotient carried to the dimension before (a fused loop's
+        ``f`` over a 4 x 64 array -> ``[f // 64, f % 64]``), and the leading part is what
+        is left (TIR's accesses are in bounds)."""
         terms, const = Analyzer().linear_terms(index)
         parts = [[] for _ in shape]
         for atom, coef in terms:
@@ -92,21 +107,28 @@ class ParamViews:
             q, const = divmod(const, s) if s > 1 else (const, 0)
             consts.append(q)
         ana = Analyzer()
-        for loop in self.loops:
-            ana.bind(loop.var, Range(loop.stmt.min, loop.stmt.extent))
-        for var, extent in self.lane_ranges:
-            ana.bind(var, Range(0, extent))
-        out = []
-        for d, (terms_d, c) in enumerate(zip(parts, consts)):
-            e = None
-            for atom, coef in terms_d:
+        for var, rng in self.index_ranges():
+            ana.bind(var, rng)
+        out, carried = [None] * len(shape), None
+        for d in reversed(range(len(shape))):
+            e = carried
+            for atom, coef in parts[d]:
                 t = atom if coef == 1 else Mul(atom, IntImm(atom.dtype, coef))
                 e = t if e is None else e + t
-            if c or e is None:  # the constant last: ``j_0 * 32 + 1``
-                k = IntImm("int64" if index.dtype == "int64" else "int32", c)
+            if consts[d] or e is None:  # the constant last: ``j_0 * 32 + 1``
+                k = IntImm("int64" if index.dtype == "int64" else "int32", consts[d])
                 e = k if e is None else e + k
             b = ana.const_int_bound(e)
-            if b.min_value < 0 or b.max_value >= shape[d]:
+            carried = None
+            if b.min_value < 0:
                 return None
-            out.append(e)
+            if shape[d] is not None and b.max_value >= shape[d]:
+                if not carry:
+                    return None
+                if d == 0:  # the leading digit: what is left, the access being in bounds
+                    out[d] = e
+                    break
+                extent = IntImm(e.dtype, shape[d])
+                e, carried = FloorMod(e, extent), FloorDiv(e, extent)
+            out[d] = e
         return out

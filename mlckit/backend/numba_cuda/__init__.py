@@ -117,12 +117,15 @@ def _resolve_mode(mode) -> str:
 #: (``tir.get_tir_pipeline``) after the GPU-aware compaction, less ``VectorizeLoop`` (a kernel
 #: writes a ``T.vectorized`` loop as a loop) and ``StorageRewrite`` (its in-place reuse,
 #: ``rs[0] = rsqrt(red[0])`` in ``red``'s memory, assumes one thread: a statement every
-#: thread of a block runs would read what another thread already overwrote), then ``ThreadSync("shared")``, as ``tvm.build``
-#: lowers for CUDA: ``T.launch_thread`` for the bound loops, flat ``T.allocate`` buffers, no
-#: blocks.  Off by default until it is checked on a GPU (the simulator and the CPU agree);
-#: ``MLCKIT_CUDA_LOWERED=1`` (or ``numba_cuda.LOWERED = True``) switches it on.  The CPU
-#: path (``fast.py``) and the recording (``record.py``) run the TIR before the pipeline.
-LOWERED = os.environ.get("MLCKIT_CUDA_LOWERED", "") == "1"
+#: thread of a block runs would read what another thread already overwrote), then
+#: ``ThreadSync("shared")``, as ``tvm.build`` lowers for CUDA: ``T.launch_thread`` for the
+#: bound loops, flat ``T.allocate`` buffers, no blocks.  On by default: every kernel of the
+#: tests compiles to PTX with numba-cuda (``tools/cuda_ptx_check.py``, no GPU needed) in
+#: as many registers as the un-lowered print, and the simulator and the CPU agree; not yet
+#: run on a GPU.  ``MLCKIT_CUDA_LOWERED=0`` (or ``numba_cuda.LOWERED = False``) prints the
+#: un-lowered PrimFunc instead.  The CPU path (``fast.py``) and the recording (``record.py``)
+#: run the TIR before the pipeline.
+LOWERED = os.environ.get("MLCKIT_CUDA_LOWERED", "1") != "0"
 
 
 def lower(func: PrimFunc, sync: bool = True, lowered: bool | None = None) -> PrimFunc:

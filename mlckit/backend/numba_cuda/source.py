@@ -27,7 +27,7 @@ from __future__ import annotations
 from mlckit.ir import structural_equal
 from mlckit.tir import stmt as S
 from mlckit.tir.analysis.var_use import var_ids
-from mlckit.tir.expr import IntImm, IterVar, IterVarType, Var
+from mlckit.tir.expr import IntImm, IterVar, IterVarType, Range, Var
 from mlckit.tir.transform.flatten_buffer import declare_buffer_views
 
 from ..codegen import _Generator
@@ -37,7 +37,8 @@ from .kernels import Kernel, allocated_buffer, covers_launch, storage_sync_name,
 
 __all__ = ["CUDA", "cuda_source"]
 
-CUDA = Flavour("numba_cuda", typed_float_consts=True, unroll_limit=64, scalarize_limit=64)
+CUDA = Flavour("numba_cuda", typed_float_consts=True, unroll_limit=64, scalarize_limit=64,
+               flat_params=True, nd_param_views=True)
 
 # float intrinsics with a ``math`` function of the same meaning (CUDA's libdevice behind it)
 _MATH = {
@@ -61,6 +62,11 @@ class _KernelGenerator(_Generator):
     def __init__(self, func, name, flavour, not_scalar=frozenset(), extents=None):
         super().__init__(func, name, flavour, not_scalar)
         self.extents = extents or {}
+        self.thread_ranges: list = []  # (Var, Range) of the thread indices in scope
+
+    def index_ranges(self):
+        yield from super().index_ranges()
+        yield from self.thread_ranges
 
     def stmt_For(self, s: S.For):
         if s.kind != S.ForKind.THREAD_BINDING:
@@ -82,6 +88,7 @@ class _KernelGenerator(_Generator):
         var = self.bind(loop_var, loop_var.name_hint, "int64")
         self.emit(f"{var} = cuda.{tag}", s)
         self.ctx_loops.append(var)
+        self.thread_ranges.append((loop_var, Range(lo, extent)))
         if covers_launch(s, self.extents.get(tag)):
             self.stmt(s.body)
         else:
@@ -89,6 +96,7 @@ class _KernelGenerator(_Generator):
             low = "" if isinstance(lo, IntImm) and lo.value == 0 else f"{self.expr_text(lo)} <= "
             self.emit(f"if {low}{var} < {end}:  # {tag} beyond the loop's extent idles", s)
             self.body(s.body)
+        self.thread_ranges.pop()
         self.ctx_loops.pop()
         self.pop_scope()
 
@@ -107,10 +115,15 @@ class _KernelGenerator(_Generator):
         self.stmt(s.body)
 
     def stmt_DeclBuffer(self, s: S.DeclBuffer):
-        """A buffer over an array the kernel has in its own shape: the same name."""
+        """A buffer over an array the kernel has in its own shape (an allocation's, or a
+        parameter's: a global buffer the host allocated flat): the same name."""
         buf = s.buffer
         data = self.names.get(id(buf.data))
         extents = self.alloc_extents.get(id(buf.data))
+        owner = self.data_owner.get(id(buf.data))
+        if extents is None and owner is not None and owner is not buf \
+                and owner.dtype == buf.dtype:
+            extents = owner.shape
         if data is not None and extents is not None and len(extents) == len(buf.shape) and all(
                 structural_equal(a, b) for a, b in zip(extents, buf.shape)):
             self.names[id(buf)] = data

@@ -36,7 +36,7 @@ from __future__ import annotations
 import warnings
 
 from mlckit.arith.analyzer import Analyzer, uses_var
-from mlckit.error import InternalError
+from mlckit.error import InternalError, TVMValueError
 from mlckit.ir.transform import FunctionPass, PassInfo
 from mlckit.target import Target
 from mlckit.tir import dtype as dt
@@ -438,8 +438,18 @@ def _vectorize_all(stmt, target):
             # inner vectorized loops first (TVM keeps an inner one as a loop, with a warning;
             # mlckit vectorizes it, and the outer loop then scalarizes what it cannot widen)
             body = _vectorize_all(node.body, target)
-            node = node if body is node.body else node.replace(body=body)
-            return _Vectorizer(node.loop_var, _check_extent(node, target)).stmt(node.body)
+            inner = body is not node.body
+            node = node.replace(body=body) if inner else node
+            lanes = _check_extent(node, target)
+            try:
+                return _Vectorizer(node.loop_var, lanes).stmt(node.body)
+            except TVMValueError:  # a vector of the inner loop cannot widen: x3 -> x9
+                if not inner:
+                    raise
+                warnings.warn(f"the vectorized loop {node.loop_var.name!r} holds a vectorized "
+                              "loop whose vectors it cannot widen: it stays a serial loop",
+                              stacklevel=2)
+                return node.replace(kind=S.ForKind.SERIAL)
         if isinstance(node, E.PrimExpr):
             return node  # no loops inside an expression
         return None

@@ -1,4 +1,4 @@
-"""numba_cuda printing TVM's lowered TIR (``numba_cuda.LOWERED``, off by default): the TIR
+"""numba_cuda printing TVM's lowered TIR (``numba_cuda.LOWERED``, the default): the TIR
 pipeline then ``ThreadSync`` change the IR, the kernel generator only prints it.  Numbers on
 the simulator against NumPy, the printed kernel written out."""
 
@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 
 from mlckit.backend import numba_cuda
+from mlckit.script import tir as T
 from mlckit.tir import stmt as S
 from mlckit.tir.traversal import post_order_visit
 
@@ -84,3 +85,28 @@ def test_without_barriers_the_lowered_kernel_goes_wrong_on_the_simulator(simulat
     args = inputs(func, seed=3)
     out = simulator.run(func, *args, sync=False, lowered=True)
     assert not np.allclose(out[-1], reference("window_sum", args), rtol=1e-5, atol=1e-5)
+
+
+@T.prim_func
+def fused_scale(A: T.Buffer((4, 64), "float32"), B: T.Buffer((4, 64), "float32")):
+    for f in T.thread_binding(256, thread="threadIdx.x"):
+        with T.block("B"):
+            vi = T.axis.spatial(4, f // 64)
+            vj = T.axis.spatial(64, f % 64)
+            B[vi, vj] = A[vi, vj] * T.float32(2)
+
+
+def test_a_kernel_indexes_the_parameters_in_their_own_shape():
+    """FlattenBuffer's flat views of the parameters are printed in the parameter's shape:
+    a reshape in a kernel is a call and a stack frame per thread on a GPU.  An index that
+    splits exactly is split (``A[i_0 * 64 + ..., k_0 * 4]``); a fused loop's flat index goes
+    by floor division and remainder, as the un-lowered block bound it."""
+    source = numba_cuda.to_source(fused_scale)
+    assert ".reshape(" not in source
+    assert "B[f // 64, f % 64] = A[f // 64, f % 64] * np.float32(2.0)" in source
+    source = numba_cuda.to_source(shared_blocking().mod["main"])
+    assert ".reshape(" not in source
+    a = np.arange(256, dtype="float32").reshape(4, 64)
+    b = np.zeros_like(a)
+    numba_cuda.build(fused_scale, mode="sim")(a, b)
+    np.testing.assert_array_equal(b, a * 2)

@@ -300,3 +300,28 @@ def test_random_vectorized_matmul_schedules_lowered_agree_with_numpy(choice, see
     b = rng.uniform(-1, 1, (k, n)).astype("float32")
     for (_, _, c) in run_both(lowered, a, b, np.full((m, n), 99, "float32")):
         np.testing.assert_allclose(c, a @ b, rtol=1e-5, atol=1e-5, err_msg=lowered.script())
+
+
+@T.prim_func(private=True)
+def nested_vectorized(A: T.Buffer((3, 3), "float32"), B: T.Buffer((3,), "float32")):
+    for i in T.vectorized(3):
+        for j in T.vectorized(3):
+            A[i, j] = B[j]
+
+
+@T.prim_func(private=True)
+def nested_vectorized_after(A: T.Buffer((3, 3), "float32"), B: T.Buffer((3,), "float32")):
+    for i in range(3):
+        A[i, 0:3] = B[T.Ramp(0, 1, 3)]
+
+
+def test_an_outer_vectorized_loop_that_cannot_widen_the_inner_vectors_stays_serial():
+    """TVM keeps the inner loop with a warning, then fails in its code generator; mlckit
+    vectorizes the inner loop and, when the outer one cannot widen its x3 vectors to x9,
+    keeps the outer one serial, with a warning that says so."""
+    with pytest.warns(UserWarning, match="'i' holds a vectorized loop .* stays a serial loop"):
+        after = vectorize(nested_vectorized)
+    tvm.ir.assert_structural_equal(after, nested_vectorized_after)
+    b = np.arange(3, dtype="float32")
+    for a in run_both(after, np.zeros((3, 3), "float32"), b):
+        np.testing.assert_array_equal(a[0], np.tile(b, (3, 1)))
