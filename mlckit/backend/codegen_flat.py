@@ -15,6 +15,8 @@ Example::
 
 from __future__ import annotations
 
+from contextlib import ExitStack
+
 from mlckit.arith.analyzer import Analyzer
 from mlckit.tir.buffer import Buffer
 from mlckit.tir.expr import FloorDiv, FloorMod, IntImm, Mul, Range
@@ -86,6 +88,11 @@ class ParamViews:
         yield from ((loop.var, Range(loop.stmt.min, loop.stmt.extent)) for loop in self.loops)
         yield from ((var, Range(0, extent)) for var, extent in self.lane_ranges)
 
+    def index_conditions(self):
+        """Conditions known to hold where an index is printed (none here; a kernel's
+        ``if i_1 < 300:`` guards)."""
+        return ()
+
     def split_flat(self, index, shape, strides, carry: bool = False):
         """``index`` as one index per dimension (``i * 512 + j`` -> ``[i, j]``) when every
         term's coefficient divides by a stride and each part provably stays in its
@@ -109,6 +116,12 @@ class ParamViews:
         ana = Analyzer()
         for var, rng in self.index_ranges():
             ana.bind(var, rng)
+        with ExitStack() as scopes:
+            for cond in self.index_conditions():
+                scopes.enter_context(ana.constraint_scope(cond))
+            return self._split_parts(ana, parts, consts, shape, index, carry)
+
+    def _split_parts(self, ana, parts, consts, shape, index, carry):
         out, carried = [None] * len(shape), None
         for d in reversed(range(len(shape))):
             e = carried

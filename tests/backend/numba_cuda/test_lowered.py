@@ -110,3 +110,24 @@ def test_a_kernel_indexes_the_parameters_in_their_own_shape():
     b = np.zeros_like(a)
     numba_cuda.build(fused_scale, mode="sim")(a, b)
     np.testing.assert_array_equal(b, a * 2)
+
+
+@T.prim_func
+def guarded_scale(A: T.Buffer((4, 300), "float32"), B: T.Buffer((4, 300), "float32")):
+    for b in T.thread_binding(4, thread="blockIdx.x"):
+        for t in T.thread_binding(512, thread="threadIdx.x"):
+            with T.block("B"):
+                T.where(t < 300)
+                vi = T.axis.spatial(4, b)
+                vj = T.axis.spatial(300, t)
+                B[vi, vj] = A[vi, vj] * T.float32(2)
+
+
+def test_a_guard_bounds_the_indices_under_it():
+    """Under ``if t < 300:`` the flat index ``b * 300 + t`` splits exactly."""
+    source = numba_cuda.to_source(guarded_scale)
+    assert "    if t < 300:\n        B[b, t] = A[b, t] * np.float32(2.0)\n" in source
+    a = np.arange(1200, dtype="float32").reshape(4, 300)
+    b = np.zeros_like(a)
+    numba_cuda.build(guarded_scale, mode="sim")(a, b)
+    np.testing.assert_array_equal(b, a * 2)
