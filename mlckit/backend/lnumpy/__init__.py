@@ -22,6 +22,7 @@ import math
 
 from mlckit.error import TVMTypeError
 from mlckit.ir.module import IRModule
+from mlckit.tir.analysis.vector_lanes import interfering_lanes
 from mlckit.tir.function import PrimFunc
 
 from ..codegen import LNUMPY, CodegenError, GeneratedSource, func_name, generate
@@ -123,4 +124,10 @@ def build(func: PrimFunc, name: str | None = None) -> LNumpyFunction:
     """
     if not isinstance(func, PrimFunc):
         raise TVMTypeError(f"lnumpy.build expects a tir.PrimFunc, got {type(func).__name__}")
+    interference = interfering_lanes(func)
+    if interference:  # lnumpy runs the lanes one after another: not TVM's numbers
+        raise CodegenError(
+            f"lnumpy cannot run {func_name(func, name or 'main')}: {interference}, and lnumpy "
+            "runs a T.vectorized loop one lane after another. Build it for 'llvm' (TVM's "
+            "vector result) or make the loop serial (the sequential result).")
     return LNumpyFunction(func, name)
