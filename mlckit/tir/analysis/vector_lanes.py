@@ -46,6 +46,8 @@ def interfering_lanes(func) -> str | None:
 
 
 def _loop_interference(loop: S.For) -> str | None:
+    if isinstance(loop.extent, IntImm) and loop.extent.value <= 1:
+        return None  # one lane
     stores, loads = [], []
     _accesses(loop.body, {}, stores, loads)
     var = loop.loop_var

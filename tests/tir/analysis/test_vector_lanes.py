@@ -75,3 +75,15 @@ def test_lanes_reading_elements_no_lane_writes_do_not_interfere():
     """``A[j + 8]`` is read and ``A[j]`` written over 8 lanes: no lane reads what another
     writes, and lane by lane gives the vector result."""
     assert interfering_lanes(disjoint_halves) is None
+
+
+@T.prim_func(private=True)
+def one_lane(A: T.Buffer((1, 8), "float32"), B: T.Buffer((1, 8), "float32")):
+    for n in T.vectorized(1):
+        for j in range(8):
+            B[0, j] = A[0, j]
+
+
+def test_a_loop_of_one_lane_does_not_interfere():
+    """A fused batch of 1 leaves the store without the loop's variable: one lane writes."""
+    assert interfering_lanes(one_lane) is None
