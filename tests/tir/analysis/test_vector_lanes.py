@@ -79,7 +79,7 @@ def test_lanes_reading_elements_no_lane_writes_do_not_interfere():
 
 @T.prim_func(private=True)
 def one_lane(A: T.Buffer((1, 8), "float32"), B: T.Buffer((1, 8), "float32")):
-    for n in T.vectorized(1):
+    for n in T.vectorized(1):  # noqa: B007 - a batch of 1: the store does not use n
         for j in range(8):
             B[0, j] = A[0, j]
 
