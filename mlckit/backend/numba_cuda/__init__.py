@@ -194,7 +194,7 @@ def to_source(func: PrimFunc, name: str | None = None, sync: bool = True, target
     find_kernels(lower(func, sync=False, lowered=False), name, target)  # the checks
     printed = lower(func, sync)
     kernels = find_kernels(printed, name, target)
-    return cuda_source(printed, kernels, name, _host_buffers(printed), fastmath)
+    return cuda_source(printed, kernels, name, _host_buffers(printed), fastmath, LOWERED)
 
 
 def _written_params(func: PrimFunc) -> set:
@@ -239,7 +239,8 @@ class CudaFunction:
         self.kernels = kernels
         self.lowered_synced = lowered
         self.host_buffers = _host_buffers(lowered)
-        self.source = cuda_source(lowered, kernels, name, self.host_buffers, fastmath)
+        self.source = cuda_source(lowered, kernels, name, self.host_buffers, fastmath,
+                                  LOWERED)
         self.written = _written_params(func)
         self.cpu_source = None
         self._cpu = None

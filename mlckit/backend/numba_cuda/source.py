@@ -24,6 +24,8 @@ Example::
 
 from __future__ import annotations
 
+import dataclasses
+
 from mlckit.ir import structural_equal
 from mlckit.tir import stmt as S
 from mlckit.tir.analysis.var_use import var_ids
@@ -39,6 +41,9 @@ __all__ = ["CUDA", "cuda_source"]
 
 CUDA = Flavour("numba_cuda", typed_float_consts=True, unroll_limit=64, scalarize_limit=64,
                flat_params=True, nd_param_views=True)
+# lowered TIR has its T.unroll loops written out by UnrollLoop already: a loop left so (an
+# explicit pragma of 0, a symbolic extent) is printed as a loop, which NVVM unrolls
+CUDA_LOWERED = dataclasses.replace(CUDA, unroll_limit=0)
 
 # float intrinsics with a ``math`` function of the same meaning (CUDA's libdevice behind it)
 _MATH = {
@@ -268,15 +273,17 @@ def kernel_func(func, kernel: Kernel, host_buffers: list):
 
 
 def cuda_source(func, kernels: list, name: str, host_buffers: list,
-                fastmath: bool = False) -> str:
+                fastmath: bool = False, lowered: bool = False) -> str:
     """The Python module: helpers, one ``@cuda.jit`` kernel per :class:`Kernel`, the host
-    (``fastmath``: the kernels are ``@cuda.jit(fastmath=True)``)."""
+    (``fastmath``: the kernels are ``@cuda.jit(fastmath=True)``; ``lowered``: ``func`` is
+    the TIR pipeline's output)."""
+    flavour = CUDA_LOWERED if lowered else CUDA
     parts, helpers, uses_math = [], set(), False
     kernel_params = {}
     for k in kernels:
         kf = kernel_func(func, k, host_buffers)
         kernel_params[k.name] = [kf.buffer_map.get(p, p) for p in kf.params]
-        src = _generate(_KernelGenerator, kf, k.name, CUDA, extents=k.extents)
+        src = _generate(_KernelGenerator, kf, k.name, flavour, extents=k.extents)
         helpers |= set(src.helpers)
         uses_math = uses_math or src.uses_math
         lines = str(src).splitlines()
@@ -286,7 +293,7 @@ def cuda_source(func, kernels: list, name: str, host_buffers: list,
             f"@cuda.jit{'(fastmath=True)' if fastmath else ''}  # launched as grid {launch[0]}, block {launch[1]}"
             + (f"; {k.shared_bytes} bytes of shared memory" if k.shared else ""),
             *lines[start:]]))
-    host = _HostGenerator(func, name, CUDA, kernels, kernel_params).run()
+    host = _HostGenerator(func, name, flavour, kernels, kernel_params).run()
     host_lines = str(host).splitlines()
     start = next(i for i, ln in enumerate(host_lines) if ln.startswith("def "))
     host_text = "\n".join([host_lines[start],

@@ -131,3 +131,26 @@ def test_a_guard_bounds_the_indices_under_it():
     b = np.zeros_like(a)
     numba_cuda.build(guarded_scale, mode="sim")(a, b)
     np.testing.assert_array_equal(b, a * 2)
+
+
+@T.prim_func
+def kept_unrolled(A: T.Buffer((64, 4), "float32"), B: T.Buffer((64, 4), "float32")):
+    for i in T.thread_binding(64, thread="threadIdx.x"):
+        for j0 in T.serial(1, annotations={"pragma_auto_unroll_max_step": 16,  # noqa: B007
+                                           "pragma_unroll_explicit": 0}):
+            for j in range(4):
+                with T.block("B"):
+                    vi, vj = T.axis.remap("SS", [i, j])
+                    B[vi, vj] = A[vi, vj] * T.float32(2)
+
+
+def test_a_loop_unroll_loop_leaves_stays_a_loop():
+    """``pragma_unroll_explicit=0``: UnrollLoop marks the loops ``T.unroll`` and leaves them
+    (LLVM, here NVVM, unrolls them); the printer writes what the TIR says, a loop."""
+    assert "for j in T.unroll(4):" in numba_cuda.lower(kept_unrolled).script()
+    source = numba_cuda.to_source(kept_unrolled)
+    assert "        for j in range(4):  # T.unroll\n            B[i, j] = A[i, j]" in source
+    a = np.arange(256, dtype="float32").reshape(64, 4)
+    b = np.zeros_like(a)
+    numba_cuda.build(kept_unrolled, mode="sim")(a, b)
+    np.testing.assert_array_equal(b, a * 2)
