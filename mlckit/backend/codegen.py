@@ -161,6 +161,7 @@ class _Generator(StmtWriter, ExprWriter, LocalScalars, VectorExprs, FlatParams, 
         self.pending: list[str] = []  # lines an expression needs before its statement
         self.flat: dict = {}  # id(constant-shape parameter) -> [None, its row-major strides]
         self.lane_ranges: list = []  # (Var, extent) of the loops over a vector's chunks
+        self.guards: list = []  # the conditions of the ifs around the statement printed
         self.in_lanes = False  # writing a vector store's lanes (codegen_vector)
         self.lane_names: dict | None = None  # index text -> its name, in a store's lanes
         self.lazy_views: dict = {}  # id(view) -> (its place, its line) until first used

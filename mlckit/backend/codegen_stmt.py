@@ -152,7 +152,9 @@ class StmtWriter:
 
     def stmt_IfThenElse(self, s: IfThenElse):
         self.emit(f"if {self.expr_text(s.condition)}:", s)
+        self.guards.append(s.condition)  # known to hold in the then-branch (index_conditions)
         self.body(s.then_case)
+        self.guards.pop()
         if s.else_case is not None:
             self.emit("else:", s)
             self.body(s.else_case)

@@ -68,25 +68,15 @@ class _KernelGenerator(_Generator):
         super().__init__(func, name, flavour, not_scalar)
         self.extents = extents or {}
         self.thread_ranges: list = []  # (Var, Range) of the thread indices in scope
-        self.guards: list = []  # the conditions of the ifs around the statement printed
 
     def index_ranges(self):
         yield from super().index_ranges()
         yield from self.thread_ranges
 
     def index_conditions(self):
-        return self.guards
-
-    def stmt_IfThenElse(self, s: S.IfThenElse):
         """A guard bounds the indices under it (``if i_1 < 300:``: ``B[f, i_1]``, not
         ``B[i_1 // 300 + f, i_1 % 300]``)."""
-        self.emit(f"if {self.expr_text(s.condition)}:", s)
-        self.guards.append(s.condition)
-        self.body(s.then_case)
-        self.guards.pop()
-        if s.else_case is not None:
-            self.emit("else:", s)
-            self.body(s.else_case)
+        return self.guards
 
     def stmt_For(self, s: S.For):
         if s.kind != S.ForKind.THREAD_BINDING:

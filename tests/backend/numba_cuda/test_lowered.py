@@ -87,6 +87,14 @@ def test_without_barriers_the_lowered_kernel_goes_wrong_on_the_simulator(simulat
     assert not np.allclose(out[-1], reference("window_sum", args), rtol=1e-5, atol=1e-5)
 
 
+def assert_doubles_on_the_simulator(func, shape):
+    """``func(A, B)`` leaves ``B = 2 * A`` when its kernel runs on the simulator."""
+    a = np.arange(np.prod(shape), dtype="float32").reshape(shape)
+    b = np.zeros_like(a)
+    numba_cuda.build(func, mode="sim")(a, b)
+    np.testing.assert_array_equal(b, a * 2)
+
+
 @T.prim_func
 def fused_scale(A: T.Buffer((4, 64), "float32"), B: T.Buffer((4, 64), "float32")):
     for f in T.thread_binding(256, thread="threadIdx.x"):
@@ -106,10 +114,7 @@ def test_a_kernel_indexes_the_parameters_in_their_own_shape():
     assert "B[f // 64, f % 64] = A[f // 64, f % 64] * np.float32(2.0)" in source
     source = numba_cuda.to_source(shared_blocking().mod["main"])
     assert ".reshape(" not in source
-    a = np.arange(256, dtype="float32").reshape(4, 64)
-    b = np.zeros_like(a)
-    numba_cuda.build(fused_scale, mode="sim")(a, b)
-    np.testing.assert_array_equal(b, a * 2)
+    assert_doubles_on_the_simulator(fused_scale, (4, 64))
 
 
 @T.prim_func
@@ -127,10 +132,7 @@ def test_a_guard_bounds_the_indices_under_it():
     """Under ``if t < 300:`` the flat index ``b * 300 + t`` splits exactly."""
     source = numba_cuda.to_source(guarded_scale)
     assert "    if t < 300:\n        B[b, t] = A[b, t] * np.float32(2.0)\n" in source
-    a = np.arange(1200, dtype="float32").reshape(4, 300)
-    b = np.zeros_like(a)
-    numba_cuda.build(guarded_scale, mode="sim")(a, b)
-    np.testing.assert_array_equal(b, a * 2)
+    assert_doubles_on_the_simulator(guarded_scale, (4, 300))
 
 
 @T.prim_func
@@ -150,7 +152,4 @@ def test_a_loop_unroll_loop_leaves_stays_a_loop():
     assert "for j in T.unroll(4):" in numba_cuda.lower(kept_unrolled).script()
     source = numba_cuda.to_source(kept_unrolled)
     assert "        for j in range(4):  # T.unroll\n            B[i, j] = A[i, j]" in source
-    a = np.arange(256, dtype="float32").reshape(64, 4)
-    b = np.zeros_like(a)
-    numba_cuda.build(kept_unrolled, mode="sim")(a, b)
-    np.testing.assert_array_equal(b, a * 2)
+    assert_doubles_on_the_simulator(kept_unrolled, (64, 4))
