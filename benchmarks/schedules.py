@@ -388,8 +388,6 @@ def run_child(python: str, system: str, threads: int, args) -> dict:
     env = {**os.environ, **thread_env(threads)}
     if system == "mlckit":
         env["PYTHONPATH"] = root + os.pathsep + env.get("PYTHONPATH", "")
-        if getattr(args, "unlowered", False):
-            env["MLCKIT_NUMBA_LOWERED"] = "0"  # numba_cpu.LOWERED
     out = subprocess.run(cmd, env=env, cwd=root, check=True, capture_output=True, text=True)
     return json.loads(out.stdout.strip().splitlines()[-1])
 
@@ -408,8 +406,6 @@ def main():
     parser.add_argument("--repeat", type=int, default=5, help="timed calls per run (best kept)")
     parser.add_argument("--threads", type=int, nargs="*", default=[1, 2])
     parser.add_argument("--only", action="append", help="a schedule label (repeatable)")
-    parser.add_argument("--unlowered", action="store_true",
-                        help="mlckit compiles the un-lowered TIR (MLCKIT_NUMBA_LOWERED=0)")
     parser.add_argument("--child", choices=["mlckit", "tvm"], help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.child:

@@ -6,7 +6,7 @@ script checks both without a GPU, in two steps:
 
 1. ``collect DIR [pytest args]``, in mlckit's environment: runs the tests with a plugin that
    saves each ``CudaFunction`` called (its module source and its arguments' shapes) to
-   ``DIR/<hash>.json``. ``--unlowered`` prints the un-lowered PrimFuncs instead.
+   ``DIR/<hash>.json``.
 2. ``compile DIR``, with a Python that has numba-cuda and NVVM (``pip install numba
    'numba-cuda[cu12]'``): runs each saved host part on zero arrays with every ``@cuda.jit``
    kernel replaced by one that compiles to PTX for the launch's argument types
@@ -42,7 +42,6 @@ def pytest_configure(config):
     from mlckit.backend import numba_cuda
 
     out = Path(os.environ["CUDA_PTX_DIR"])
-    numba_cuda.LOWERED = os.environ.get("CUDA_PTX_LOWERED", "1") == "1"
     call = numba_cuda.CudaFunction.__call__
 
     def saving_call(self, *args):
@@ -62,9 +61,9 @@ def pytest_configure(config):
     numba_cuda.CudaFunction.__call__ = saving_call
 
 
-def collect(directory: str, pytest_args: list, lowered: bool) -> int:
+def collect(directory: str, pytest_args: list) -> int:
     Path(directory).mkdir(parents=True, exist_ok=True)
-    env = dict(os.environ, CUDA_PTX_DIR=directory, CUDA_PTX_LOWERED="1" if lowered else "0",
+    env = dict(os.environ, CUDA_PTX_DIR=directory,
                PYTHONPATH=os.pathsep.join([str(ROOT / "tools"), str(ROOT),
                                            os.environ.get("PYTHONPATH", "")]))
     done = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider",
@@ -158,13 +157,12 @@ def main() -> int:
     sub = parser.add_subparsers(dest="step", required=True)
     c = sub.add_parser("collect", help="run tests, saving every CUDA module they call")
     c.add_argument("directory")
-    c.add_argument("--unlowered", action="store_true", help="MLCKIT_CUDA_LOWERED=0")
     p = sub.add_parser("compile", help="compile the saved modules to PTX (needs numba-cuda)")
     p.add_argument("directory")
     p.add_argument("--cc", default="9.0", help="compute capability (default 9.0)")
     args, rest = parser.parse_known_args()
     if args.step == "collect":
-        return collect(args.directory, rest or ["tests/backend/numba_cuda"], not args.unlowered)
+        return collect(args.directory, rest or ["tests/backend/numba_cuda"])
     return compile_all(args.directory, tuple(int(x) for x in args.cc.split(".")))
 
 

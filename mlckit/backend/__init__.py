@@ -2,10 +2,12 @@
 
 - ``lnumpy``: the reference interpreter, low-level NumPy in the MLC course's style, with
   bounds checks on every buffer access (``mlckit.backend.lnumpy``).
-- ``numba_cpu``: the same source flavoured for ``numba.njit`` (``prange``, unrolling,
-  hoisted allocations), compiled and cached (``mlckit.backend.numba_cpu``).
+- ``numba_cpu``: TVM's lowered TIR printed for ``numba.njit`` (``prange``, registers as
+  scalars, vector lanes), compiled and cached (``mlckit.backend.numba_cpu``).
+- ``numba_cuda``: lowered TIR printed as ``numba.cuda`` kernels and their launches.
 
-Both share one code generator (``codegen.py``) and one argument checker (``signature.py``).
+They share one code generator (``codegen.py``) and one argument checker (``signature.py``);
+the generator only prints, every rewrite is a TIR pass run before it.
 Numba is imported only when a numba kernel is built, so ``import mlckit`` stays fast.
 
 Example::

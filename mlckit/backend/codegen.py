@@ -18,7 +18,9 @@ the MLC course writes low-level NumPy by hand::
         ...
 
 A :class:`Flavour` selects the few places where the backends differ (``prange`` for parallel
-loops, unrolling, hoisting allocations out of loops, typed float constants).
+loops, registers as scalars, vectors lane by lane or as NumPy slices, typed float
+constants).  The generator prints: every rewrite that makes the code fast is a TIR pass the
+backend runs first (``numba_cpu.lower``), visible in TVMScript.
 
 Semantics chosen (documented for learners):
 
@@ -80,7 +82,7 @@ class GeneratedSource(str):
     """Generated Python source (a ``str``) that remembers where each TIR statement went.
 
     ``line_to_stmt[n]`` is the TIR statement that line ``n`` (1-based) was written for;
-    ``stmt_lines(stmt)`` the lines a statement produced (several when unrolled);
+    ``stmt_lines(stmt)`` the lines a statement produced (several for a vector store);
     ``line_context[n]`` the Python names of the loop variables and block iterators in scope
     at line ``n``.
 
@@ -141,21 +143,19 @@ class _Generator(StmtWriter, ExprWriter, LocalScalars, VectorExprs, FlatParams, 
         self.flavour = flavour
         self.not_scalar = not_scalar  # ids of buffers that stay arrays
         self.scalars: dict[int, tuple] = {}  # id(buffer) -> (buffer, loop depth of its allocation)
-        self.consts: dict[int, int] = {}  # id(var) -> its value in the current unrolled copy
+        self.consts: dict[int, int] = {}  # id(block iterator) -> the constant it is bound to
         self.out: list = []
         self.indent = 1
         self.names: dict[int, str] = {}  # id(Var or Buffer) -> Python name
         self.keep: list = []  # keep named objects alive (ids stay unique)
         self.name_dtype: dict[str, str] = {}  # every name ever used -> its type key
         self.live: list[set] = [set()]  # names in scope, innermost last
-        self.keep_names = 0  # > 0: names stay taken after their scope closes (see unrolled)
         self.loops: list[OpenLoop] = []
         self.ctx_loops: list[str] = []
         self.ctx_iters: list[str] = []
         self.helpers: set[str] = set()
         self.uses_prange = False
         self.uses_math = False
-        self.hoisted: set[int] = set()
         self.alloc_extents: dict[int, list] = {}  # id(data var) -> its Allocate's extents
         self.top_pre: list = []
         self.pending: list[str] = []  # lines an expression needs before its statement
@@ -191,8 +191,6 @@ class _Generator(StmtWriter, ExprWriter, LocalScalars, VectorExprs, FlatParams, 
         self.names[id(obj)] = candidate
         self.keep.append(obj)
         self.live[-1].add(candidate)
-        if self.loops:
-            self.loops[-1].bound.add(id(obj))
         return candidate
 
     def name_of(self, obj) -> str:
@@ -215,9 +213,7 @@ class _Generator(StmtWriter, ExprWriter, LocalScalars, VectorExprs, FlatParams, 
         self.live.append(set())
 
     def pop_scope(self):
-        names = self.live.pop()
-        if self.keep_names and self.live:
-            self.live[-1] |= names  # still taken: see ``unrolled``
+        self.live.pop()
 
     # -- output ---------------------------------------------------------------------------
     def emit(self, text: str, stmt: Stmt | None = None, indent: int | None = None, into=None):

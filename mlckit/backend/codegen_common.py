@@ -35,15 +35,11 @@ class Flavour:
     name: str
     typed_float_consts: bool = False  # always np.float32(c) (numba) vs. only where needed
     prange: bool = False  # parallel loops -> prange
-    unroll_limit: int = 0  # unrolled loops with a constant extent up to this are repeated
-    hoist_alloc: bool = False  # np.empty moved out of (non-parallel) loops where legal
     njit_helpers: bool = False  # helper functions decorated with @njit(cache=True)
-    # "local" buffers of at most this many elements, every access of which has constant
-    # indices once unrolled loops are repeated, become scalar variables (C_local_0_3)
-    scalarize_limit: int = 0
-    # the backend runs tir.transform.PromoteInvariantElements before printing: in an
-    # innermost loop, an element whose index does not move with it is held in a register
-    promote_invariant: bool = False
+    # a one-element "local" buffer (a register, what ScalarizeLocalBuffers and
+    # PromoteInvariantElements make) is printed as a Python scalar: LLVM keeps it in a
+    # register, where a Numba array lives in memory
+    scalar_registers: bool = False
     # lowered TIR's flat views of constant-shape parameters are printed in the parameter's
     # own shape in vector lanes and prange bodies (C[C_i, C_j + 1]): codegen_flat
     flat_params: bool = False
@@ -56,9 +52,8 @@ class Flavour:
 
 
 LNUMPY = Flavour("lnumpy", numpy_vectors=True)
-NUMBA = Flavour("numba", typed_float_consts=True, prange=True, unroll_limit=64,
-                hoist_alloc=True, njit_helpers=True, scalarize_limit=64,
-                promote_invariant=True, flat_params=True)
+NUMBA = Flavour("numba", typed_float_consts=True, prange=True, njit_helpers=True,
+                scalar_registers=True, flat_params=True)
 
 
 

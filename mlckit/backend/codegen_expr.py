@@ -1,7 +1,7 @@
 """Expression printing of the Python code generators: TIR expressions -> Python text.
 
 A mixin of the generator (``codegen._Generator``): it reads the generator's names
-(``self.names``), the constants of unrolled copies (``self.consts``) and the flavour.
+(``self.names``), the block iterators bound to constants (``self.consts``) and the flavour.
 Each method returns the text and its Python precedence, so parentheses appear only where
 needed: ``(i_0 * 32 + i_1) // 4``.
 
@@ -65,7 +65,7 @@ class ExprWriter:
     """Mixin: TIR expressions as Python source (see the module docstring)."""
 
     def const_int(self, e: PrimExpr):
-        """The value of the integer expression ``e`` in the current unrolled copy, or None."""
+        """The value of the integer expression ``e`` if it is a constant here, or None."""
         if isinstance(e, IntImm):
             return e.value
         if isinstance(e, Var):

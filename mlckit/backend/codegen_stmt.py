@@ -1,5 +1,5 @@
 """The statements of the generated Python: one method per TIR statement (stores, lets,
-asserts, ifs, loops with unrolling and hoisting, blocks with their iterators, predicates and
+asserts, ifs, loops, blocks with their iterators, predicates and
 ``T.init()``, allocations), mixed into the generator of ``codegen``.
 
 Example::
@@ -9,7 +9,7 @@ Example::
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 from mlckit.tir.buffer import Buffer
 from mlckit.tir.expr import FloatImm, IntImm, IterVarType, StringImm, Var
@@ -29,7 +29,6 @@ from mlckit.tir.stmt import (
     Stmt,
     While,
 )
-from mlckit.tir.stmt_functor import post_order_visit, pre_order_visit
 
 from .codegen_common import (
     P_NOT,
@@ -41,48 +40,11 @@ from .codegen_common import (
 
 @dataclass
 class OpenLoop:
-    """An open loop, for hoisting allocations: ``pre`` is emitted just before its header."""
+    """A loop the statement printed is inside."""
 
     var: Var
     kind: ForKind
-    pre: list
-    indent: int
     stmt: For
-    bound: set = field(default_factory=set)  # ids of vars defined inside the loop
-
-
-
-def copies_of(stmt, var: Var) -> int:
-    """How many blocks under ``stmt`` bind an iterator to exactly ``var``."""
-    count = 0
-
-    def visit(x):
-        nonlocal count
-        if isinstance(x, BlockRealize) and any(v is var for v in x.iter_values):
-            count += 1
-        return isinstance(x, Stmt)  # blocks are not found inside expressions
-
-    pre_order_visit(stmt, visit)
-    return count
-
-
-def binds_copy_of(stmt, var_ids: set) -> bool:
-    """Whether a block under ``stmt`` binds an iterator to exactly one of the vars ``var_ids``."""
-    if isinstance(stmt, BlockRealize):
-        if any(id(v) in var_ids for v in stmt.iter_values):
-            return True
-        return binds_copy_of(stmt.block.body, var_ids) or (
-            stmt.block.init is not None and binds_copy_of(stmt.block.init, var_ids))
-    if isinstance(stmt, SeqStmt):
-        return any(binds_copy_of(s, var_ids) for s in stmt.seq)
-    body = getattr(stmt, "body", None)
-    found = body is not None and binds_copy_of(body, var_ids)
-    if isinstance(stmt, IfThenElse):
-        found = binds_copy_of(stmt.then_case, var_ids) or (
-            stmt.else_case is not None and binds_copy_of(stmt.else_case, var_ids))
-    return found
-
-
 
 
 class StmtWriter:
@@ -177,15 +139,6 @@ class StmtWriter:
     def stmt_For(self, s: For):
         kind = s.kind
         extent = s.extent
-        if (
-            kind == ForKind.UNROLLED
-            and self.flavour.unroll_limit
-            and isinstance(extent, IntImm)
-            and isinstance(s.min, IntImm)
-            and 0 < extent.value <= self.flavour.unroll_limit
-        ):
-            self.unrolled(s)
-            return
         if isinstance(s.min, IntImm) and s.min.value == 0:
             bounds = self.expr_text(extent)
         else:
@@ -205,48 +158,15 @@ class StmtWriter:
         elif kind == ForKind.THREAD_BINDING:
             tag = s.thread_binding.thread_tag if s.thread_binding is not None else "thread"
             comment = f"  # T.thread_binding: {tag} (run as a serial loop)"
-        pre: list = []
-        self.out.append(pre)
         self.push_scope()
         var = self.bind(s.loop_var, s.loop_var.name_hint, "int64")
         self.emit(f"for {var} in {rng}({bounds}):{comment}", s)
-        self.loops.append(OpenLoop(s.loop_var, kind, pre, self.indent, s))
+        self.loops.append(OpenLoop(s.loop_var, kind, s))
         self.ctx_loops.append(var)
-        # two blocks in a prange body copying its index (C_init's and C_update's `vj = j`
-        # after decompose_reduction) get names of their own: see ``unrolled``
-        keep = rng == "prange" and copies_of(s.body, s.loop_var) > 1
-        self.keep_names += keep
         self.body(s.body)
-        self.keep_names -= keep
         self.ctx_loops.pop()
         self.loops.pop()
         self.pop_scope()
-
-    def unrolled(self, s: For):
-        n, lo = s.extent.value, s.min.value
-        # Numba rejects a variable that copies a prange index (``vj = j``) being assigned again
-        # directly in the prange's body, so unrolled copies that would do so get names of their
-        # own there (``vj_1 = j``).
-        parent = self.loops[-1] if self.loops else None
-        in_prange = bool(
-            self.flavour.prange and parent is not None and parent.kind == ForKind.PARALLEL
-            and binds_copy_of(s.body, {id(parent.var)})
-        )
-        self.keep_names += in_prange
-        self.push_scope()
-        var = self.bind(s.loop_var, s.loop_var.name_hint, "int64")
-        self.ctx_loops.append(var)
-        self.emit(f"# T.unroll: {var} = {', '.join(str(lo + k) for k in range(n))}", s)
-        for k in range(n):
-            self.emit(f"{var} = {lo + k}", s)
-            self.consts[id(s.loop_var)] = lo + k
-            self.push_scope()
-            self.stmt(s.body)
-            self.pop_scope()
-        self.consts.pop(id(s.loop_var), None)
-        self.ctx_loops.pop()
-        self.pop_scope()
-        self.keep_names -= in_prange
 
     def stmt_BlockRealize(self, s: BlockRealize):
         block = s.block
@@ -348,46 +268,14 @@ class StmtWriter:
         self.stmt(s.body)
 
     def alloc(self, buf: Buffer, stmt: Stmt):
-        """``T.alloc_buffer`` -> ``np.empty``, hoisted out of loops where legal (numba)."""
+        """``T.alloc_buffer`` -> ``np.empty`` where the block allocates it."""
         self.check_buffer_supported(buf)
         self.note_data(buf)
-        if self.scalarizable(buf):
-            self.alloc_scalars(buf, stmt)
-            return
-        if id(buf) in self.hoisted:  # an unrolled copy of an allocation already hoisted
-            return
         shape = ", ".join(self.expr_text(e) for e in buf.shape)
         if len(buf.shape) == 1:
             shape += ","
-        if id(buf) not in self.names:
-            self.bind(buf, buf.name, f"buffer:{buf.dtype}:{buf.ndim}", scoped=False)
-        name = self.names[id(buf)]
-        line = f"{name} = np.empty(({shape}), dtype={np_dtype_text(buf.dtype)})"
-        target = None
-        if self.flavour.hoist_alloc and self.loops:
-            used = vars_in(buf.shape)
-            depth = len(self.loops)
-            while depth > 0:
-                loop = self.loops[depth - 1]
-                if loop.kind == ForKind.PARALLEL or id(loop.var) in used or loop.bound & used:
-                    break
-                depth -= 1
-            if depth < len(self.loops):
-                target = (self.loops[depth].pre, depth)
-        if target is None:
-            self.emit(line, stmt)
-            return
-        pre, depth = target
-        self.hoisted.add(id(buf))
-        loop = self.loops[depth]
-        self.emit(f"{line}  # hoisted out of the loop over {self.names[id(loop.var)]}",
-                  stmt, indent=loop.indent, into=pre)
-
-
-def vars_in(exprs) -> set[int]:
-    found: set[int] = set()
-    post_order_visit(list(exprs), lambda x: isinstance(x, Var) and found.add(id(x)))
-    return found
+        name = self.bind(buf, buf.name, f"buffer:{buf.dtype}:{buf.ndim}", scoped=False)
+        self.emit(f"{name} = np.empty(({shape}), dtype={np_dtype_text(buf.dtype)})", stmt)
 
 
 def _same_constants(a, b) -> bool:

@@ -10,8 +10,7 @@ out) and ``legalize_half``.  The generator then prints the lowered TIR as Python
 flavour: one-element "local" buffers as scalars, parallel loops -> ``prange``, a vector
 store's lanes one by one, float32 constants typed) and Numba compiles it for C-contiguous
 arrays of the buffers' dtypes when it is built.  ``f.source`` is the generated module, for
-learners to read.  ``MLCKIT_NUMBA_LOWERED=0`` compiles the un-lowered PrimFunc instead
-(see :data:`LOWERED`).
+learners to read.  The generator only prints: what makes the code fast is in the passes.
 
 Caching:
 
@@ -32,7 +31,6 @@ Example::
 from __future__ import annotations
 
 import contextlib
-import dataclasses
 import functools
 import hashlib
 import importlib.util
@@ -61,11 +59,11 @@ from mlckit.tir.transform import (
 from mlckit.tir.transform.promote_invariant_elements import promote_invariant_elements
 from mlckit.tir.transform.scalarize_local_buffers import scalarize_local_buffers
 
-from ..codegen import NUMBA, CodegenError, Flavour, GeneratedSource, func_name, generate
+from ..codegen import NUMBA, CodegenError, GeneratedSource, func_name, generate
 from ..extern import collect_externs, resolve_externs
 from ..signature import ArgumentError, Signature, param_names
 
-__all__ = ["ArgumentError", "CodegenError", "LOWERED", "NumbaCompileError", "NumbaFunction",
+__all__ = ["ArgumentError", "CodegenError", "NumbaCompileError", "NumbaFunction",
            "build",
            "llvm_pipeline",
            "cache_dir", "to_source"]
@@ -86,8 +84,9 @@ class NumbaCompileError(TVMError):
 #   --disable-licm-promotion): in the tiled matmul it held the 32 elements of a row of C
 #   over the loop of k_1, half of them spilled to the stack (3 GFLOP/s; 5.9 without).
 #   Keeping a value in a register is the schedule's word here: the pass
-#   PromoteInvariantElements holds an accumulator in a one-element "local" buffer and the
-#   generator prints such a buffer, and a small "local" one (codegen_local), as scalars.
+#   PromoteInvariantElements holds an accumulator in a one-element "local" buffer,
+#   ScalarizeLocalBuffers splits a small "local" tile into such buffers, and the generator
+#   prints them as scalars (codegen_local).
 _OFF_OPTIONS = ("unroll-allow-partial", "unroll-runtime")
 _ON_OPTIONS = ("disable-licm-promotion",)
 # written into every generated module, so that Numba's on-disk cache of code compiled
@@ -148,33 +147,24 @@ def to_source(func: PrimFunc, name: str | None = None, fastmath: bool = False,
 
         print(to_source(mm_relu))     # ... @njit(cache=True) def mm_relu(A, B, C): ...
     """
-    body = generate(lower(func), _flavour(), name)
+    body = generate(lower(func), NUMBA, name)
     externs = resolve_externs(func, body.externs, "numba", strict=False)
     return _module_source(body, fastmath, cache and not externs and not body.uses_packed,
                           externs.notes)
 
 
-#: Whether ``build`` compiles the lowered TIR (the default): the passes below, then TVM's
-#: default TIR pipeline (``tir.get_tir_pipeline``: blocks and ``T.init`` gone, buffers flat,
-#: vectorized loops as ``T.Ramp``/``T.Broadcast``, loops unrolled), so that the generator
-#: only prints.  ``MLCKIT_NUMBA_LOWERED=0`` (or ``numba_cpu.LOWERED = False``) compiles the
-#: un-lowered PrimFunc instead, the generator writing blocks and unrolled copies itself (a
-#: fallback for comparison: ``T.vectorized`` loops run as serial loops, parameters are
-#: indexed in their own shape).  As TVM, the lowered path refuses a ``T.vectorized`` loop
-#: of symbolic extent.
-LOWERED = os.environ.get("MLCKIT_NUMBA_LOWERED", "1") != "0"
-
-
-def lower(func: PrimFunc, lowered: bool | None = None) -> PrimFunc:
-    """The TIR passes run before code generation: ``compact_buffer_allocation`` (a
-    ``cache_write("local")`` tile shrinks to its region), ``scalarize_local_buffers`` (a small
-    "local" buffer indexed by constants becomes one-element buffers: scalars in the source),
-    ``promote_invariant_elements`` (a loop-invariant element held in a one-element "local"
-    buffer, printed as a scalar: ``Y_acc``), with ``lowered`` (default :data:`LOWERED`) TVM's
-    default TIR pipeline, then ``legalize_half`` (float16 stored as uint16 bits and computed
-    in float32: Numba has no float16 on a CPU).  Lowered, ``keep_auto_unrolled_loops`` runs
-    first: the loops ``pragma_auto_unroll_max_step`` picks stay ``T.unroll`` loops (a
-    written-out 64-step unroll takes Numba 20 s to compile), ``sch.unroll``'s are written out.
+def lower(func: PrimFunc) -> PrimFunc:
+    """The TIR the generator prints: ``keep_auto_unrolled_loops`` (the loops
+    ``pragma_auto_unroll_max_step`` picks stay ``T.unroll`` loops for LLVM to unroll: a
+    written-out 64-step unroll takes Numba 20 s to compile; ``sch.unroll``'s are written
+    out), ``compact_buffer_allocation`` (a ``cache_write("local")`` tile shrinks to its
+    region), ``scalarize_local_buffers`` (a small "local" buffer indexed by constants becomes
+    one-element buffers: scalars in the source), ``promote_invariant_elements`` (a
+    loop-invariant element held in a one-element "local" buffer, printed as a scalar:
+    ``Y_acc``), TVM's default TIR pipeline (``tir.get_tir_pipeline``: blocks and ``T.init``
+    gone, buffers flat, vectorized loops as ``T.Ramp``/``T.Broadcast``, loops unrolled), then
+    ``legalize_half`` (float16 stored as uint16 bits and computed in float32: Numba has no
+    float16 on a CPU).  As TVM, a ``T.vectorized`` loop of symbolic extent is refused.
 
     The promotion runs before the pipeline: on a reduction block it takes the ``T.init()``
     out of the loop (``Y_acc[0] = 0`` before it), where after ``LowerInitBlock`` an
@@ -184,24 +174,12 @@ def lower(func: PrimFunc, lowered: bool | None = None) -> PrimFunc:
 
         numba_cpu.lower(mm_relu).show()     # Y_acc = T.decl_buffer((1,), scope="local") ...
     """
-    lowered = LOWERED if lowered is None else lowered
-    if lowered:  # written-out copies cost Numba seconds: LLVM unrolls these loops instead
-        func = keep_auto_unrolled_loops(func)
-    func = scalarize_local_buffers(compact_buffer_allocation(func), NUMBA.scalarize_limit,
-                                   NUMBA.unroll_limit)
-    # vectorized and unrolled loops are left to VectorizeLoop and UnrollLoop (un-lowered: to
-    # the generator, which writes a vectorized loop as a serial one)
+    func = keep_auto_unrolled_loops(func)
+    func = scalarize_local_buffers(compact_buffer_allocation(func))
+    # vectorized and unrolled loops are left to VectorizeLoop and UnrollLoop
     func = promote_invariant_elements(func, skip=_vectorized_or_unrolled)
-    if lowered:
-        func = get_tir_pipeline("default")(IRModule({"main": func}))["main"]
+    func = get_tir_pipeline("default")(IRModule({"main": func}))["main"]
     return legalize_half(func)
-
-
-def _flavour(lowered: bool | None = None) -> Flavour:
-    """How the generator writes Python: lowered TIR has its ``T.unroll`` loops written out
-    by ``UnrollLoop`` already, and the loops left so are printed as loops."""
-    lowered = LOWERED if lowered is None else lowered
-    return dataclasses.replace(NUMBA, unroll_limit=0) if lowered else NUMBA
 
 
 def _vectorized_or_unrolled(loop: For, outer: list) -> bool:
@@ -248,13 +226,12 @@ class NumbaFunction:
     ``f.path`` the file it was loaded from (None when it could not be written).
     """
 
-    def __init__(self, func: PrimFunc, name: str, fastmath: bool = False, cache: bool = True,
-                 lowered: bool | None = None):
+    def __init__(self, func: PrimFunc, name: str, fastmath: bool = False, cache: bool = True):
         self.func = func
         self.name = name
         self.fastmath = fastmath
         self.signature = Signature(func, name)
-        self.body = generate(lower(func, lowered), _flavour(lowered), name)
+        self.body = generate(lower(func), NUMBA, name)
         self.path = None
         # extern functions are C function pointers or Numba functions of this process:
         # code calling them is compiled in memory, not cached on disk
@@ -346,10 +323,10 @@ def llvm_pipeline():
       miscompilations in the LLVM of that time); without it the lanes of a
       ``T.vectorized`` loop stay scalar.  An explicit ``NUMBA_SLP_VECTORIZE`` wins;
     - no partial or run-time loop unrolling by LLVM (see ``_OFF_OPTIONS``): loops are
-      unrolled where the schedule says ``unroll`` (the generator writes the copies out)
+      unrolled where the schedule says ``unroll`` (``UnrollLoop`` writes the copies out)
       and, fully, where they are small and constant, as LLVM does for TVM;
     - no promotion of memory to registers by LLVM's LICM (``_ON_OPTIONS``): values are
-      held in registers where the generator holds them, as the schedule says;
+      held in registers where the passes hold them, as the schedule says;
     - ``expf`` and the other transcendental functions called from the C library itself,
       as TVM's kernels call them (see ``_LIBM_FUNCTIONS``; on Linux, once per process).
 
@@ -412,12 +389,11 @@ _LOCK = threading.Lock()
 
 
 def build(func: PrimFunc, name: str | None = None, fastmath: bool = False,
-          cache: bool = True, lowered: bool | None = None) -> NumbaFunction:
+          cache: bool = True) -> NumbaFunction:
     """Compile ``func`` with Numba (once per structurally equal PrimFunc in a process).
 
     ``fastmath=True`` lets LLVM reassociate float math (faster reductions, different
-    rounding); ``cache=False`` skips the on-disk cache; ``lowered`` (default :data:`LOWERED`)
-    whether the lowered TIR is compiled.
+    rounding); ``cache=False`` skips the on-disk cache.
 
     Example::
 
@@ -432,13 +408,12 @@ def build(func: PrimFunc, name: str | None = None, fastmath: bool = False,
     externs = tuple((n, id(get_extern(n))) for n in sorted(collect_externs(func)))
     # structural equality ignores names, but the source and the argument checks show them:
     # a function whose parameters are named differently gets its own kernel
-    lowered = LOWERED if lowered is None else lowered
-    key = (structural_hash(func), name, param_names(func), fastmath, cache, externs, lowered)
+    key = (structural_hash(func), name, param_names(func), fastmath, cache, externs)
     with _LOCK:
         for other, compiled in _CACHE.get(key, ()):
             if other is func or structural_equal(other, func):
                 return compiled
-    compiled = NumbaFunction(func, name, fastmath, cache, lowered)
+    compiled = NumbaFunction(func, name, fastmath, cache)
     with _LOCK:
         _CACHE.setdefault(key, []).append((func, compiled))
     return compiled

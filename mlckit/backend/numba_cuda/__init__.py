@@ -2,8 +2,8 @@
 
 ``mlckit.build(mod, target="cuda")`` lands here.  The PrimFunc is lowered for the GPU
 (``compact_buffer_allocation(gpu=True)``: a ``"shared"`` cache shrinks to the tile of one
-thread block, a ``"local"`` one to the tile of one thread; with :data:`LOWERED`, then TVM's
-TIR pipeline, so that the kernels print ``T.launch_thread`` and flat buffers), split into
+thread block, a ``"local"`` one to the tile of one thread; then TVM's TIR pipeline, see
+:func:`cuda_pipeline`, so that the kernels print ``T.launch_thread`` and flat buffers), split into
 kernels at its outermost thread-bound loops (``kernels.py``: launch configuration, the checks a GPU needs),
 given barriers where threads hand shared memory to each other (the TIR pass
 ``tir.transform.ThreadSync("shared")``, visible in TVMScript) and written as a readable Python
@@ -67,7 +67,7 @@ from .kernels import (
 from .launch import LaunchPlans, launches_only, native_arrays
 from .source import cuda_source
 
-__all__ = ["LOWERED", "MODES", "ArgumentError", "CodegenError", "CudaCompileError", "CudaFunction",
+__all__ = ["MODES", "ArgumentError", "CodegenError", "CudaCompileError", "CudaFunction",
            "GPULimitError", "Kernel", "MemoryVerificationError", "ScopeError", "ThreadBindingError", "build",
            "default_mode", "lower", "to_source"]
 
@@ -113,39 +113,32 @@ def _resolve_mode(mode) -> str:
     return mode
 
 
-#: Whether the kernels are printed from TVM's lowered TIR: the default TIR pipeline
-#: (``tir.get_tir_pipeline``) after the GPU-aware compaction, less ``VectorizeLoop`` (a kernel
-#: writes a ``T.vectorized`` loop as a loop) and ``StorageRewrite`` (its in-place reuse,
-#: ``rs[0] = rsqrt(red[0])`` in ``red``'s memory, assumes one thread: a statement every
-#: thread of a block runs would read what another thread already overwrote), then
-#: ``ThreadSync("shared")``, as ``tvm.build`` lowers for CUDA: ``T.launch_thread`` for the
-#: bound loops, flat ``T.allocate`` buffers, no blocks.  On by default: every kernel of the
-#: tests compiles to PTX with numba-cuda (``tools/cuda_ptx_check.py``, no GPU needed) in
-#: as many registers as the un-lowered print, and the simulator and the CPU agree; not yet
-#: run on a GPU.  ``MLCKIT_CUDA_LOWERED=0`` (or ``numba_cuda.LOWERED = False``) prints the
-#: un-lowered PrimFunc instead.  The CPU path (``fast.py``) and the recording (``record.py``)
-#: run the TIR before the pipeline.
-LOWERED = os.environ.get("MLCKIT_CUDA_LOWERED", "1") != "0"
-
-
-def lower(func: PrimFunc, sync: bool = True, lowered: bool | None = None) -> PrimFunc:
+def lower(func: PrimFunc, sync: bool = True, pipeline: bool = True) -> PrimFunc:
     """The TIR the kernels are written from: GPU-aware buffer compaction
-    (``compact_buffer_allocation(gpu=True)``), with ``lowered`` (default :data:`LOWERED`)
-    the TIR pipeline, then, with ``sync``, the barriers (``tir.transform.ThreadSync("shared")``).
+    (``compact_buffer_allocation(gpu=True)``), with ``pipeline`` TVM's TIR pipeline
+    (:func:`cuda_pipeline`), then, with ``sync``, the barriers
+    (``tir.transform.ThreadSync("shared")``).  The CPU path (``fast.py``), the recording
+    (``record.py``) and the kernel checks take the TIR before the pipeline
+    (``pipeline=False``): blocks and all, as the schedule wrote it.
 
     Example::
 
         numba_cuda.lower(sch.mod["main"]).show()     # ... T.tvm_storage_sync("shared") ...
     """
     func = compact_buffer_allocation(func, gpu=True)
-    if LOWERED if lowered is None else lowered:
+    if pipeline:
         func = cuda_pipeline()(IRModule({"main": func}))["main"]
     return thread_sync(func, "shared") if sync else func
 
 
 def cuda_pipeline() -> Sequential:
-    """The default TIR pipeline less ``VectorizeLoop`` and ``StorageRewrite`` (see
-    :data:`LOWERED`)."""
+    """TVM's default TIR pipeline (``tir.get_tir_pipeline``) less ``VectorizeLoop`` (a kernel
+    writes a ``T.vectorized`` loop as a loop) and ``StorageRewrite`` (its in-place reuse,
+    ``rs[0] = rsqrt(red[0])`` in ``red``'s memory, assumes one thread: a statement every
+    thread of a block runs would read what another thread already overwrote).  After it the
+    bound loops are ``T.launch_thread``, the buffers flat ``T.allocate``, no blocks are left;
+    every kernel of the tests compiles to PTX with numba-cuda (``tools/cuda_ptx_check.py``,
+    no GPU needed)."""
     return Sequential([p for p in get_tir_pipeline("default").passes
                        if p.info.name not in ("VectorizeLoop", "StorageRewrite")],
                       name="numba_cuda_pipeline")
@@ -191,10 +184,10 @@ def to_source(func: PrimFunc, name: str | None = None, sync: bool = True, target
         print(to_source(sch.mod["main"]))
     """
     name = name or func_name(func)
-    find_kernels(lower(func, sync=False, lowered=False), name, target)  # the checks
+    find_kernels(lower(func, sync=False, pipeline=False), name, target)  # the checks
     printed = lower(func, sync)
     kernels = find_kernels(printed, name, target)
-    return cuda_source(printed, kernels, name, _host_buffers(printed), fastmath, LOWERED)
+    return cuda_source(printed, kernels, name, _host_buffers(printed), fastmath)
 
 
 def _written_params(func: PrimFunc) -> set:
@@ -229,18 +222,14 @@ class CudaFunction:
         self.func = func
         self.name = name
         self.signature = Signature(func, name)
-        lowered = lower(func, sync=False, lowered=False)
-        kernels = find_kernels(lowered, name, target)  # the checks, before any compiling
-        self.lowered = lowered  # what the CPU path runs
+        self.lowered = lower(func, sync=False, pipeline=False)  # what the CPU path runs
+        find_kernels(self.lowered, name, target)  # the checks, before any compiling
         self.mode = _resolve_mode(mode)
-        if sync or LOWERED:
-            lowered = lower(func, sync) if LOWERED else thread_sync(lowered, "shared")
-            kernels = find_kernels(lowered, name, target)
-        self.kernels = kernels
+        lowered = lower(func, sync)
+        self.kernels = find_kernels(lowered, name, target)
         self.lowered_synced = lowered
         self.host_buffers = _host_buffers(lowered)
-        self.source = cuda_source(lowered, kernels, name, self.host_buffers, fastmath,
-                                  LOWERED)
+        self.source = cuda_source(lowered, self.kernels, name, self.host_buffers, fastmath)
         self.written = _written_params(func)
         self.cpu_source = None
         self._cpu = None
@@ -408,8 +397,7 @@ def build(func: PrimFunc, name: str | None = None, target=None, mode: str | None
     name = name or func_name(func)
     mode_key = mode or default_mode()
     # names too: structural equality ignores them, the source and argument checks show them
-    key = (structural_hash(func), name, param_names(func), str(target), mode_key, sync, fastmath,
-           LOWERED)
+    key = (structural_hash(func), name, param_names(func), str(target), mode_key, sync, fastmath)
     with _LOCK:
         for other, compiled in _CACHE.get(key, ()):
             if other is func or structural_equal(other, func):

@@ -70,7 +70,7 @@ def record_accesses(func, *arrays, sync: bool = True, target=None,
     name = func_name(func)
     from . import lower
 
-    lowered = lower(func, sync=False, lowered=False)
+    lowered = lower(func, sync=False, pipeline=False)
     find_kernels(lowered, name, target)  # the checks, before the barriers are planned
     if sync:
         lowered = thread_sync(lowered, "shared")

@@ -1,16 +1,15 @@
 """Thread-bound TIR -> a readable Python module of ``numba.cuda`` kernels plus a host part.
 
-The shared generator of ``mlckit.backend.codegen`` writes the statements; this module's
-flavour changes only what differs on a GPU:
+The shared generator of ``mlckit.backend.codegen`` writes the statements of the lowered TIR
+(``numba_cuda.lower``: no blocks are left); this module's flavour changes only what differs
+on a GPU:
 
 - a loop bound to a thread axis is no loop: ``i_1 = cuda.threadIdx.x`` (under
   ``if i_1 < 100:`` when its extent is smaller than the launch's);
-- ``"shared"`` buffers are ``cuda.shared.array`` and ``"local"`` ones ``cuda.local.array``
-  (small ones with constant indices become scalar variables, i.e. registers), declared at the
-  top of the kernel;
+- ``"shared"`` buffers are ``cuda.shared.array`` and ``"local"`` ones ``cuda.local.array``,
+  declared at the top of the kernel (NVVM keeps a local array indexed by constants in
+  registers);
 - ``T.tvm_storage_sync("shared")`` is ``cuda.syncthreads()``;
-- a block's iteration variables that its body never reads are not bound (a thread's
-  unrolled tile would otherwise repeat ``vi = ...`` lines that Numba types one by one);
 - float intrinsics use ``math`` (``math.exp``), which Numba's CUDA target maps to CUDA's
   ``expf``/``exp``; integer helpers are ``@cuda.jit(device=True)`` functions.
 
@@ -24,26 +23,20 @@ Example::
 
 from __future__ import annotations
 
-import dataclasses
-
 from mlckit.ir import structural_equal
 from mlckit.tir import stmt as S
-from mlckit.tir.analysis.var_use import var_ids
-from mlckit.tir.expr import IntImm, IterVar, IterVarType, Range, Var
+from mlckit.tir.expr import IntImm, IterVar, Range, Var
 from mlckit.tir.transform.flatten_buffer import declare_buffer_views
 
 from ..codegen import _Generator
-from ..codegen_common import HELPERS, P_ATOM, P_MUL, P_UNARY, Flavour, np_scalar
-from ..codegen_local import _NotScalar
+from ..codegen_common import HELPERS, P_ATOM, P_MUL, P_UNARY, CodegenError, Flavour, np_scalar
 from .kernels import Kernel, allocated_buffer, covers_launch, storage_sync_name, thread_scope
 
 __all__ = ["CUDA", "cuda_source"]
 
-CUDA = Flavour("numba_cuda", typed_float_consts=True, unroll_limit=64, scalarize_limit=64,
-               flat_params=True, nd_param_views=True)
-# lowered TIR has its T.unroll loops written out by UnrollLoop already: a loop left so (an
-# explicit pragma of 0, a symbolic extent) is printed as a loop, which NVVM unrolls
-CUDA_LOWERED = dataclasses.replace(CUDA, unroll_limit=0)
+# a T.unroll loop UnrollLoop leaves (an explicit pragma of 0, a symbolic extent) is printed
+# as a loop, which NVVM unrolls
+CUDA = Flavour("numba_cuda", typed_float_consts=True, flat_params=True, nd_param_views=True)
 
 # float intrinsics with a ``math`` function of the same meaning (CUDA's libdevice behind it)
 _MATH = {
@@ -64,8 +57,8 @@ _MATH_COMPOSED = {"rsqrt": None, "sigmoid": None, "exp2": 2.0, "exp10": 10.0}
 class _KernelGenerator(_Generator):
     """One kernel's ``def``: thread indices instead of bound loops, GPU memory scopes."""
 
-    def __init__(self, func, name, flavour, not_scalar=frozenset(), extents=None):
-        super().__init__(func, name, flavour, not_scalar)
+    def __init__(self, func, name, flavour, extents=None):
+        super().__init__(func, name, flavour)
         self.extents = extents or {}
         self.thread_ranges: list = []  # (Var, Range) of the thread indices in scope
 
@@ -142,28 +135,8 @@ class _KernelGenerator(_Generator):
         super().stmt_DeclBuffer(s)
 
     def stmt_BlockRealize(self, s: S.BlockRealize):
-        block = s.block
-        used = var_ids([block.body, block.init, [m.source for m in block.match_buffers]])
-        keep = [k for k, iv in enumerate(block.iter_vars)
-                if id(iv.var) in used
-                or (block.init is not None and iv.iter_type == IterVarType.CommReduce)]
-        if len(keep) < len(block.iter_vars):
-            s = s.replace(iter_values=[s.iter_values[k] for k in keep],
-                          block=block.replace(iter_vars=[block.iter_vars[k] for k in keep]))
-        super().stmt_BlockRealize(s)
-
-    def alloc(self, buf, stmt):
-        self.check_buffer_supported(buf)
-        if self.scalarizable(buf):
-            self.alloc_scalars(buf, stmt)
-            return
-        if id(buf) in self.names:  # an unrolled copy of the same allocation
-            return
-        name = self.bind(buf, buf.name, f"buffer:{buf.dtype}:{buf.ndim}", scoped=False)
-        kind = "shared" if buf.scope == "shared" else "local"
-        shape = ", ".join(self.expr_text(e) for e in buf.shape) + ("," if buf.ndim == 1 else "")
-        self.emit(f"{name} = cuda.{kind}.array(({shape}), {np_scalar(buf.dtype)})", stmt,
-                  indent=1, into=self.top_pre)
+        raise CodegenError(f"{self.name}: block {s.block.name_hint!r} was not lowered: a kernel "
+                           "is printed from numba_cuda.lower's output, which has no blocks")
 
     def call(self, e, weak):
         if storage_sync_name(e) is not None:
@@ -236,16 +209,6 @@ def _dims_text(gen, dims) -> str:
     return texts[0] if len(texts) == 1 else f"({', '.join(texts)})"
 
 
-def _generate(cls, *args, **kwargs):
-    """Run a generator, keeping as arrays the "local" buffers that cannot be scalars."""
-    not_scalar: frozenset = frozenset()
-    while True:
-        try:
-            return cls(*args, not_scalar=not_scalar, **kwargs).run()
-        except _NotScalar as err:
-            not_scalar = not_scalar | {err.key}
-
-
 def kernel_func(func, kernel: Kernel, host_buffers: list):
     """A PrimFunc whose body is the kernel and whose parameters are what it is given: the
     function's own, then the host-allocated global buffers, then the host loop variables it
@@ -263,17 +226,16 @@ def kernel_func(func, kernel: Kernel, host_buffers: list):
 
 
 def cuda_source(func, kernels: list, name: str, host_buffers: list,
-                fastmath: bool = False, lowered: bool = False) -> str:
-    """The Python module: helpers, one ``@cuda.jit`` kernel per :class:`Kernel`, the host
-    (``fastmath``: the kernels are ``@cuda.jit(fastmath=True)``; ``lowered``: ``func`` is
-    the TIR pipeline's output)."""
-    flavour = CUDA_LOWERED if lowered else CUDA
+                fastmath: bool = False) -> str:
+    """The Python module of the lowered ``func``: helpers, one ``@cuda.jit`` kernel per
+    :class:`Kernel`, the host (``fastmath``: the kernels are ``@cuda.jit(fastmath=True)``)."""
+    flavour = CUDA
     parts, helpers, uses_math = [], set(), False
     kernel_params = {}
     for k in kernels:
         kf = kernel_func(func, k, host_buffers)
         kernel_params[k.name] = [kf.buffer_map.get(p, p) for p in kf.params]
-        src = _generate(_KernelGenerator, kf, k.name, flavour, extents=k.extents)
+        src = _KernelGenerator(kf, k.name, flavour, extents=k.extents).run()
         helpers |= set(src.helpers)
         uses_math = uses_math or src.uses_math
         lines = str(src).splitlines()

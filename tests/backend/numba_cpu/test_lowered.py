@@ -1,5 +1,4 @@
-"""numba_cpu with ``lowered=True`` (``numba_cpu.LOWERED``, the default): TVM's default TIR
-pipeline runs before the generator, which then prints loops, flat views, ``T.Ramp`` /
+"""numba_cpu on lowered TIR: TVM's default TIR pipeline runs before the generator, which then prints loops, flat views, ``T.Ramp`` /
 ``T.Broadcast`` vectors and unrolled copies as they are; the numbers are NumPy's."""
 
 from __future__ import annotations
@@ -59,13 +58,8 @@ def _matmul_numbers(func):
     np.testing.assert_allclose(c, a @ b, rtol=1e-4, atol=1e-4)
 
 
-@pytest.fixture()
-def lowered(monkeypatch):
-    monkeypatch.setattr(numba_cpu, "LOWERED", True)
-
-
 def test_the_lowered_tir_has_no_blocks_and_vectorized_stores_are_ramps():
-    func = numba_cpu.lower(_tiled(32), lowered=True)
+    func = numba_cpu.lower(_tiled(32))
     kinds = []
     post_order_visit(func.body, lambda n: kinds.append(n))
     assert not any(isinstance(n, S.Block) for n in kinds)
@@ -73,16 +67,16 @@ def test_the_lowered_tir_has_no_blocks_and_vectorized_stores_are_ramps():
 
 
 @pytest.mark.parametrize("tj", [8, 32])
-def test_the_lowered_tiled_matmul_computes_a_at_b(lowered, tj):
+def test_the_lowered_tiled_matmul_computes_a_at_b(tj):
     _matmul_numbers(_tiled(tj))
 
 
-def test_the_lowered_naive_matmul_computes_a_at_b(lowered):
+def test_the_lowered_naive_matmul_computes_a_at_b():
     _matmul_numbers(from_source(MATMUL))
 
 
 def test_lanes_index_a_parameter_in_its_own_shape_and_one_element_is_read_once():
-    src = generate(numba_cpu.lower(_tiled(8, unroll=False), lowered=True), NUMBA)
+    src = generate(numba_cpu.lower(_tiled(8, unroll=False)), NUMBA)
     # C_1[i_0 * 512 + i_1 * 64 + j_0 * 8 + 1] of the flat view, printed as C's element,
     # the row and the first column named once for all lanes
     assert "C_i = i_0 * 8 + i_1\n" in src and "C_j = j_0 * 8\n" in src
@@ -92,7 +86,7 @@ def test_lanes_index_a_parameter_in_its_own_shape_and_one_element_is_read_once()
 
 
 def test_32_float32_lanes_are_stored_as_two_chunks_of_16():
-    src = generate(numba_cpu.lower(_tiled(32, unroll=False), lowered=True), NUMBA)
+    src = generate(numba_cpu.lower(_tiled(32, unroll=False)), NUMBA)
     assert ("# a vector store of 32 lanes as 2 chunks of 16: each lane reads only the element "
             "it writes") in src
     assert "for C_chunk in range(2):" in src
@@ -106,31 +100,31 @@ def test_lanes_reading_another_lanes_element_are_not_chunked():
         def shift(A: T.Buffer((33,), "float32")):
             A[T.Ramp(0, 1, 32)] = A[T.Ramp(1, 1, 32)]
     '''))
-    src = generate(numba_cpu.lower(shift, lowered=True), NUMBA)
+    src = generate(numba_cpu.lower(shift), NUMBA)
     assert "chunk" not in src
     a = np.arange(33, dtype="float32")
     expected = a.copy()
     expected[:32] = a[1:]
-    numba_cpu.NumbaFunction(numba_cpu.lower(shift, lowered=True), "shift", cache=False)(a)
+    numba_cpu.NumbaFunction(numba_cpu.lower(shift), "shift", cache=False)(a)
     np.testing.assert_array_equal(a, expected)
 
 
 def test_a_reduction_init_leaves_the_loop_before_lowering():
     # PromoteInvariantElements runs first: S_acc[0] = 0 before the loop over k, not an
     # `if k == 0` in every iteration as LowerInitBlock alone leaves it
-    src = generate(numba_cpu.lower(from_source(ROW_SUM), lowered=True), NUMBA)
+    src = generate(numba_cpu.lower(from_source(ROW_SUM)), NUMBA)
     assert "if k == 0" not in src
     assert "S_acc = np.float32(0.0)" in src
 
 
-def test_the_lowered_row_sum_computes_numpys_sums(lowered):
+def test_the_lowered_row_sum_computes_numpys_sums():
     a = np.random.default_rng(1).uniform(-1, 1, (16, 256)).astype("float32")
     s = np.zeros(16, "float32")
     numba_cpu.build(from_source(ROW_SUM))(a, s)
     np.testing.assert_allclose(s, a.sum(axis=1), rtol=1e-5)
 
 
-def test_a_vectorized_float16_kernel_stores_float16_lanes(lowered):
+def test_a_vectorized_float16_kernel_stores_float16_lanes():
     # legalize_half after VectorizeLoop: float16x8 loads and stores become uint16 lanes
     scale = from_source(textwrap.dedent('''
         @T.prim_func
@@ -148,7 +142,7 @@ def test_a_vectorized_float16_kernel_stores_float16_lanes(lowered):
     np.testing.assert_array_equal(b, a * np.float16(0.5) + np.float16(1))
 
 
-def test_a_vectorized_loop_of_symbolic_extent_is_refused_naming_the_loop(lowered):
+def test_a_vectorized_loop_of_symbolic_extent_is_refused_naming_the_loop():
     # as TVM 0.27's tvm.compile: "Failed to vectorize loop with extent n" (an InternalError)
     add_one = from_source(textwrap.dedent('''
         @T.prim_func
@@ -165,22 +159,10 @@ def test_a_vectorized_loop_of_symbolic_extent_is_refused_naming_the_loop(lowered
         numba_cpu.build(add_one)
 
 
-def test_build_lowered_false_compiles_the_un_lowered_primfunc_with_the_same_numbers():
-    func = _tiled(8)
-    rng = np.random.default_rng(1)
-    a = rng.uniform(-1, 1, (64, 64)).astype("float32")
-    b = rng.uniform(-1, 1, (64, 64)).astype("float32")
-    results = {}
-    for flag in (True, False):
-        f = numba_cpu.build(func, cache=False, lowered=flag)
-        c = np.zeros((64, 64), "float32")
-        f(a, b, c)
-        np.testing.assert_allclose(c, a @ b, rtol=1e-4, atol=1e-4)
-        results[flag] = f
-    assert results[True] is not results[False]
-    # un-lowered, the generator binds the block iterators and indexes in N dimensions
-    assert "C[vi, vj] = C[vi, vj] + A[vi, vk] * B[vk, vj]" in results[False].source
-    assert "vk = " not in results[True].source
+def test_the_kernel_is_printed_from_the_lowered_tir_alone():
+    """No block iterator is bound: the generator prints what the pipeline left."""
+    f = numba_cpu.build(_tiled(8), cache=False)
+    assert "vk = " not in f.source and "vi = " not in f.source
 
 
 def test_two_views_of_one_register_are_one_scalar():

@@ -28,8 +28,6 @@ import numpy as np
 from mlckit.backend import numba_cuda
 from mlckit.script import from_source
 
-LOWERED = numba_cuda.LOWERED
-
 def load(text):
     return np.load(io.BytesIO(base64.b64decode(text)))
 
@@ -42,7 +40,6 @@ for line in sys.stdin:
         break
     try:
         func = from_source(req["script"])
-        numba_cuda.LOWERED = req.get("lowered") if req.get("lowered") is not None else LOWERED
         f = numba_cuda.build(func, mode="sim", sync=req["sync"])
         args = [load(a) for a in req["args"]]
         f(*args)
@@ -60,9 +57,8 @@ def _dump(arr) -> str:
 
 
 class Simulator:
-    """``run(func, *arrays, sync=True, lowered=None)`` -> the arrays after the kernel ran on
-    the simulator (``lowered``: printed from the TIR pipeline's output, see
-    ``numba_cuda.LOWERED``; None: as the environment says)."""
+    """``run(func, *arrays, sync=True)`` -> the arrays after the kernel ran on the
+    simulator."""
 
     def __init__(self):
         env = dict(os.environ, NUMBA_ENABLE_CUDASIM="1",
@@ -70,9 +66,8 @@ class Simulator:
         self.proc = subprocess.Popen([sys.executable, "-c", CHILD], stdin=subprocess.PIPE,
                                      stdout=subprocess.PIPE, text=True, env=env, cwd=ROOT)
 
-    def run(self, func, *arrays, sync: bool = True, lowered: bool | None = None) -> list:
-        request = {"script": func.script(), "args": [_dump(a) for a in arrays], "sync": sync,
-                   "lowered": lowered}
+    def run(self, func, *arrays, sync: bool = True) -> list:
+        request = {"script": func.script(), "args": [_dump(a) for a in arrays], "sync": sync}
         self.proc.stdin.write(json.dumps(request) + "\n")
         self.proc.stdin.flush()
         reply = json.loads(self.proc.stdout.readline())

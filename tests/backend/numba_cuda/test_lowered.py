@@ -1,5 +1,5 @@
-"""numba_cuda printing TVM's lowered TIR (``numba_cuda.LOWERED``, the default): the TIR
-pipeline then ``ThreadSync`` change the IR, the kernel generator only prints it.  Numbers on
+"""numba_cuda printing TVM's lowered TIR: the TIR pipeline then ``ThreadSync`` change the
+IR, the kernel generator only prints it.  Numbers on
 the simulator against NumPy, the printed kernel written out."""
 
 from __future__ import annotations
@@ -13,12 +13,6 @@ from mlckit.tir import stmt as S
 from mlckit.tir.traversal import post_order_visit
 
 from .schedules import CASES, inputs, reference, shared_blocking, shared_window_sum
-
-
-@pytest.fixture
-def lowered(monkeypatch):
-    monkeypatch.setattr(numba_cuda, "LOWERED", True)
-
 
 WINDOW_SUM_LOWERED = '''\
 @cuda.jit  # launched as grid 4, block 64; 264 bytes of shared memory
@@ -40,7 +34,7 @@ def main(A, B):
 '''
 
 
-def test_the_kernel_is_the_lowered_tir_printed(lowered):
+def test_the_kernel_is_the_lowered_tir_printed():
     """``T.launch_thread`` is a thread index, ``T.allocate`` in shared memory a shared array,
     the flat indices are FlattenBuffer's, the barrier ThreadSync's."""
     source = numba_cuda.to_source(shared_window_sum().mod["main"])
@@ -48,7 +42,7 @@ def test_the_kernel_is_the_lowered_tir_printed(lowered):
 
 
 def test_the_lowered_tir_has_no_blocks_and_launches_threads():
-    func = numba_cuda.lower(shared_blocking().mod["main"], lowered=True)
+    func = numba_cuda.lower(shared_blocking().mod["main"])
     kinds: list = []
     post_order_visit(func.body, lambda n: kinds.append(type(n).__name__))
     assert "BlockRealize" not in kinds
@@ -61,7 +55,7 @@ def test_the_lowered_tir_has_no_blocks_and_launches_threads():
     assert func.script().count('T.tvm_storage_sync("shared")') == 2
 
 
-def test_barriers_surround_the_cooperative_fetch(lowered):
+def test_barriers_surround_the_cooperative_fetch():
     source = numba_cuda.to_source(shared_blocking().mod["main"])
     lines = [ln.strip() for ln in source.splitlines()]
     first, second = [n for n, ln in enumerate(lines) if ln == "cuda.syncthreads()"]
@@ -76,14 +70,14 @@ def test_simulator_runs_the_lowered_kernels_equal_to_numpy(simulator, case):
     func = schedule().mod["main"]
     args = inputs(func, seed=2)
     args[-1][:] = np.nan
-    out = simulator.run(func, *args, lowered=True)
+    out = simulator.run(func, *args)
     np.testing.assert_allclose(out[-1], reference(kernel, args), rtol=1e-5, atol=1e-5)
 
 
 def test_without_barriers_the_lowered_kernel_goes_wrong_on_the_simulator(simulator):
     func = shared_window_sum().mod["main"]
     args = inputs(func, seed=3)
-    out = simulator.run(func, *args, sync=False, lowered=True)
+    out = simulator.run(func, *args, sync=False)
     assert not np.allclose(out[-1], reference("window_sum", args), rtol=1e-5, atol=1e-5)
 
 
