@@ -34,6 +34,7 @@ from mlckit.error import TVMError
 from mlckit.tir.op_extern import get_extern
 
 from .codegen_extern import ctype_name
+from .disk_cache import cache_root
 
 __all__ = ["ExternError", "call_packed", "collect_externs", "compile_library", "libraries_of",
            "resolve_externs"]
@@ -46,9 +47,7 @@ class ExternError(TVMError):
 
 
 def _cache_dir() -> Path:
-    root = os.environ.get("MLCKIT_CACHE_DIR") or os.path.join(
-        os.path.expanduser("~"), ".cache", "mlckit")
-    return Path(root) / "extern"
+    return cache_root() / "extern"
 
 
 def is_llvm_ir(text: str) -> bool:

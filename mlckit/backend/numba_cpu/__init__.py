@@ -16,9 +16,10 @@ Caching:
 
 - in one process, building a structurally equal PrimFunc again returns the same compiled
   function (keyed by ``mlckit.ir.structural_hash``);
-- across processes, the source is written to ``$MLCKIT_CACHE_DIR/numba/<sha>.py``
+- across processes, the source is written to ``$MLCKIT_CACHE_DIR/numba/<name>_<sha>/``
   (default ``~/.cache/mlckit``; ``<sha>`` hashes the source) and compiled with Numba's
-  ``cache=True``, so a second process loads the machine code instead of compiling.
+  ``cache=True``, so a second process loads the machine code instead of compiling; the
+  least recently used entries are evicted past ``MLCKIT_CACHE_MAX_MB`` (``disk_cache``).
 
 Example::
 
@@ -59,6 +60,7 @@ from mlckit.tir.transform import (
 from mlckit.tir.transform.promote_invariant_elements import promote_invariant_elements
 from mlckit.tir.transform.scalarize_local_buffers import scalarize_local_buffers
 
+from .. import disk_cache
 from ..codegen import NUMBA, CodegenError, GeneratedSource, func_name, generate
 from ..extern import collect_externs, resolve_externs
 from ..signature import ArgumentError, Signature, param_names
@@ -132,11 +134,9 @@ def _bind_libm():
 
 
 def cache_dir() -> Path:
-    """Where generated modules and Numba's cache live (``$MLCKIT_CACHE_DIR/numba``)."""
-    root = os.environ.get("MLCKIT_CACHE_DIR") or os.path.join(
-        os.path.expanduser("~"), ".cache", "mlckit"
-    )
-    return Path(root) / "numba"
+    """Where generated modules and Numba's cache live (``$MLCKIT_CACHE_DIR/numba``, bounded:
+    see ``backend.disk_cache``)."""
+    return disk_cache.cache_root() / "numba"
 
 
 def to_source(func: PrimFunc, name: str | None = None, fastmath: bool = False,
@@ -261,11 +261,10 @@ class NumbaFunction:
 
     def _load_from_file(self) -> dict:
         digest = hashlib.sha256(self.source.encode()).hexdigest()[:20]
-        directory = cache_dir()
-        directory.mkdir(parents=True, exist_ok=True)
-        path = directory / f"{self.name}_{digest}.py"
+        folder, _new = disk_cache.entry_dir(cache_dir(), f"{self.name}_{digest}")
+        path = folder / f"{self.name}.py"
         if not path.exists() or path.read_text() != self.source:
-            tmp = directory / f".{path.name}.{os.getpid()}.{threading.get_ident()}.tmp"
+            tmp = folder / f".{path.name}.{os.getpid()}.{threading.get_ident()}.tmp"
             tmp.write_text(self.source)
             os.replace(tmp, path)
         module_name = f"mlckit_numba_{self.name}_{digest}"

@@ -1,0 +1,117 @@
+"""The on-disk cache of compiled kernels: one folder per entry, a size bound, least recently
+used entries evicted first.
+
+``numba_cpu`` writes each generated module into a folder of its own,
+``$MLCKIT_CACHE_DIR/numba/<name>_<digest>/`` (default ``~/.cache/mlckit``), where Numba's
+``cache=True`` keeps the machine code beside it (``__pycache__``).  Using an entry touches
+its folder (the module file itself keeps its time: Numba's cache checks it), so the folder's
+time is the entry's last use.  The first time a process adds an entry, the cache is trimmed:
+while it holds more than ``MLCKIT_CACHE_MAX_MB`` megabytes (default 1024), the entries used
+longest ago are deleted, down to 80 % of the bound, so that the next additions do not trim
+again.  A second run of a notebook finds its kernels here and compiles nothing.
+
+Example::
+
+    from mlckit.backend import disk_cache
+    disk_cache.usage()          # (bytes, entries) of the numba cache
+    disk_cache.trim(0)          # empty it
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import threading
+from pathlib import Path
+
+__all__ = ["DEFAULT_MAX_MB", "cache_root", "entry_dir", "max_bytes", "trim", "usage"]
+
+DEFAULT_MAX_MB = 1024
+_KEEP_AFTER_TRIM = 0.8  # a trim leaves this share of the bound, so additions do not re-trim
+_trimmed = False  # this process trimmed already (once, at its first new entry)
+_LOCK = threading.Lock()
+
+
+def cache_root() -> Path:
+    """``$MLCKIT_CACHE_DIR``, else ``~/.cache/mlckit``."""
+    return Path(os.environ.get("MLCKIT_CACHE_DIR")
+                or os.path.join(os.path.expanduser("~"), ".cache", "mlckit"))
+
+
+def max_bytes() -> int:
+    """The bound on the numba cache: ``MLCKIT_CACHE_MAX_MB`` megabytes (default 1024)."""
+    text = os.environ.get("MLCKIT_CACHE_MAX_MB", "")
+    try:
+        megabytes = float(text) if text else DEFAULT_MAX_MB
+    except ValueError:
+        megabytes = DEFAULT_MAX_MB
+    return int(max(megabytes, 0) * 2**20)
+
+
+def entry_dir(directory: Path, stem: str) -> tuple[Path, bool]:
+    """The folder of entry ``stem`` under ``directory`` and whether it is new; an entry in
+    use is touched (its time is its last use), a new one may trim the cache first."""
+    folder = directory / stem
+    try:
+        os.utime(folder)
+        return folder, False
+    except FileNotFoundError:
+        pass
+    global _trimmed
+    with _LOCK:
+        first, _trimmed = not _trimmed, True
+    if first:
+        trim(max_bytes(), directory)
+    folder.mkdir(parents=True, exist_ok=True)
+    return folder, True
+
+
+def _entries(directory: Path) -> list[tuple[float, int, Path]]:
+    """(last use, bytes, folder) of every entry."""
+    found = []
+    try:
+        folders = list(os.scandir(directory))
+    except FileNotFoundError:
+        return found
+    for entry in folders:
+        if entry.name.startswith("."):  # a file being written
+            continue
+        try:
+            used = entry.stat(follow_symlinks=False).st_mtime
+            if entry.is_dir(follow_symlinks=False):
+                size = sum(f.stat().st_size for f in Path(entry.path).rglob("*")
+                           if f.is_file())
+            else:  # a module of the flat layout before the folders: an entry of its own
+                size = entry.stat(follow_symlinks=False).st_size
+        except FileNotFoundError:  # another process evicted it meanwhile
+            continue
+        found.append((used, size, Path(entry.path)))
+    return found
+
+
+def usage(directory: Path | None = None) -> tuple[int, int]:
+    """(bytes, entries) of the cache in ``directory`` (default: the numba cache)."""
+    entries = _entries(directory or cache_root() / "numba")
+    return sum(size for _, size, _ in entries), len(entries)
+
+
+def trim(limit: int, directory: Path | None = None) -> int:
+    """Delete the least recently used entries while the cache holds more than ``limit``
+    bytes, down to 80 % of it (``limit`` 0: everything); the number deleted."""
+    directory = directory or cache_root() / "numba"
+    entries = sorted(_entries(directory))
+    total = sum(size for _, size, _ in entries)
+    if total <= limit:
+        return 0
+    goal = limit * _KEEP_AFTER_TRIM
+    deleted = 0
+    for _, size, folder in entries:
+        if total <= goal:
+            break
+        if folder.is_dir() and not folder.is_symlink():
+            shutil.rmtree(folder, ignore_errors=True)
+        else:
+            folder.unlink(missing_ok=True)
+        total -= size
+        deleted += 1
+    return deleted
