@@ -81,12 +81,26 @@ def _entries(directory: Path) -> list[tuple[float, int, Path]]:
             if entry.is_dir(follow_symlinks=False):
                 size = sum(f.stat().st_size for f in Path(entry.path).rglob("*")
                            if f.is_file())
-            else:  # a module of the flat layout before the folders: an entry of its own
+            else:
                 size = entry.stat(follow_symlinks=False).st_size
         except FileNotFoundError:  # another process evicted it meanwhile
             continue
         found.append((used, size, Path(entry.path)))
     return found
+
+
+def _remove_flat_layout(directory: Path) -> None:
+    """Delete what the layout before the folders left (``numba/<name>_<digest>.py``, one
+    shared ``__pycache__``): this version never reads it."""
+    try:
+        items = list(os.scandir(directory))
+    except FileNotFoundError:
+        return
+    for item in items:
+        if item.name == "__pycache__" and item.is_dir(follow_symlinks=False):
+            shutil.rmtree(item.path, ignore_errors=True)
+        elif item.name.endswith(".py") and item.is_file(follow_symlinks=False):
+            Path(item.path).unlink(missing_ok=True)
 
 
 def usage(directory: Path | None = None) -> tuple[int, int]:
@@ -99,6 +113,7 @@ def trim(limit: int, directory: Path | None = None) -> int:
     """Delete the least recently used entries while the cache holds more than ``limit``
     bytes, down to 80 % of it (``limit`` 0: everything); the number deleted."""
     directory = directory or cache_root() / "numba"
+    _remove_flat_layout(directory)
     entries = sorted(_entries(directory))
     total = sum(size for _, size, _ in entries)
     if total <= limit:
