@@ -12,21 +12,17 @@ import importlib
 from . import (
     error,
     ffi,
-    instrument,
     ir,
     nd,
-    relax,
     runtime,
     target,
-    te,
     tir,
     tirx,  # TVM >= 0.24's name for the TensorIR classes (above the driver)
-    topi,
-    transform,
 )
 from .driver import build, compile, lower
 from .error import TVMError
 from .ffi import get_global_func, register_func, register_global_func
+from .ffi.registry import add_registry_loader as _add_registry_loader
 from .ffi.views import add_view_loader as _add_view_loader
 from .ir import (
     DiagnosticError,
@@ -61,7 +57,18 @@ __version__ = "0.1.0"
 
 # Submodules imported on first use: the parser (script), test helpers (testing), the
 # low-level NumPy twin (lnumpy) and the notebook tools pull in more than most programs need.
-_LAZY = ("script", "testing", "lnumpy", "notebook", "meta_schedule", "dlight", "s_tir")
+# imported at first use: relax and the packages above it cost half of `import mlckit`
+_LAZY = ("relax", "te", "topi", "transform", "instrument", "script", "testing", "lnumpy",
+         "notebook", "meta_schedule", "dlight", "s_tir")
+
+
+def _import_registering_packages() -> None:
+    # the global functions relax & co. register exist before their first lookup, as in TVM
+    for name in ("relax", "te", "topi", "transform", "instrument"):
+        importlib.import_module(f"mlckit.{name}")
+
+
+_add_registry_loader(_import_registering_packages)
 
 
 def load_ipython_extension(ipython) -> None:

@@ -22,6 +22,22 @@ from collections.abc import Callable
 from mlckit.error import TVMKeyError, TVMTypeError
 
 _REGISTRY: dict[str, Callable] = {}
+# functions that import the packages registering more globals, run once at the first lookup
+# that misses (``import mlckit`` leaves relax & co. for their first use: it stays fast)
+_LOADERS: list[Callable[[], None]] = []
+
+
+def add_registry_loader(load: Callable[[], None]) -> None:
+    """Run ``load`` (it imports modules that register global functions) before a lookup of a
+    name not registered yet, or a listing of all names."""
+    _LOADERS.append(load)
+
+
+def load_registered_packages() -> None:
+    """Import the packages :func:`add_registry_loader` named (once): after it every global
+    function and operator of mlckit is registered."""
+    while _LOADERS:
+        _LOADERS.pop(0)()
 
 
 class GlobalFuncError(TVMKeyError):
@@ -81,6 +97,9 @@ def get_global_func(name: str, allow_missing: bool = False) -> Callable | None:
         get_global_func("no.such", allow_missing=True)   # None
     """
     func = _REGISTRY.get(name)
+    if func is None and _LOADERS:
+        load_registered_packages()
+        func = _REGISTRY.get(name)
     if func is None and not allow_missing:
         raise GlobalFuncError(missing_message(name))
     return func
@@ -103,6 +122,7 @@ def list_global_func_names() -> list[str]:
     >>> "demo.hello" in tvm_ffi.list_global_func_names()
     True
     """
+    load_registered_packages()
     return sorted(_REGISTRY)
 
 
@@ -116,6 +136,8 @@ def remove_global_func(name: str) -> None:
     >>> "demo.twice" in tvm_ffi.list_global_func_names()
     False
     """
+    if name not in _REGISTRY:
+        load_registered_packages()
     if name not in _REGISTRY:
         raise GlobalFuncError(missing_message(name))
     del _REGISTRY[name]

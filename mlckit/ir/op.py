@@ -12,6 +12,7 @@ from __future__ import annotations
 from typing import Any
 
 from mlckit.error import TVMKeyError
+from mlckit.ffi.registry import load_registered_packages
 
 from .node import Node, node
 
@@ -44,6 +45,8 @@ class Op(Node):
         >>> ir.Op.get("relax.add").name
         'relax.add'
         """
+        if name not in _OPS:
+            load_registered_packages()  # relax's ops are registered at its (lazy) import
         try:
             return _OPS[name]
         except KeyError:
@@ -51,6 +54,7 @@ class Op(Node):
 
     @staticmethod
     def list_names() -> list[str]:
+        load_registered_packages()
         return sorted(_OPS)
 
     def __hash__(self):

@@ -7,7 +7,7 @@ As in TVM, ``mlckit.script.parser.{ir, tir, relax}`` are also the namespaces scr
 
 import importlib
 
-from . import entry, ir_handlers, relax_handlers, tir_handlers
+from . import entry, ir_handlers, tir_handlers  # relax_handlers: at first use (dispatch)
 from .entry import from_source, parse
 
 __all__ = ["entry", "from_source", "ir", "parse", "relax", "tir", "tirx"]

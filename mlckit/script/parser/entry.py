@@ -10,8 +10,10 @@ from __future__ import annotations
 
 import ast
 import functools
+import importlib
 import linecache
 import sys
+import types
 from typing import Any
 
 from mlckit.ir.diagnostics import DiagnosticError
@@ -35,7 +37,8 @@ def default_vars() -> dict[str, Any]:
 
     import mlckit
     from mlckit.script import ir as I  # noqa: E741
-    from mlckit.script import relax as R
+
+    R = _Deferred("mlckit.script.relax")  # noqa: N806  (Relax is imported when a script uses R)
 
     try:
         from mlckit.script import tir as T
@@ -45,6 +48,17 @@ def default_vars() -> dict[str, Any]:
         T = None  # noqa: N806
 
     return {"I": I, "T": T, "R": R, "tvm": mlckit, "mlckit": mlckit, "np": numpy, "numpy": numpy}
+
+
+class _Deferred(types.ModuleType):
+    """A module imported at its first attribute: ``R.function`` in a script imports Relax, a
+    TIR-only script never does (``import mlckit`` leaves Relax for its first use)."""
+
+    def __getattr__(self, attr: str):
+        return getattr(importlib.import_module(self.__name__), attr)
+
+    def __dir__(self):
+        return dir(importlib.import_module(self.__name__))
 
 
 def capture_env(depth: int) -> dict[str, Any]:
@@ -215,7 +229,7 @@ def script_decorator(token: str, finish=None, **defaults):
 @dispatch.register("default", "ClassDef")
 def _visit_decorated(parser: Parser, node: ast.FunctionDef | ast.ClassDef) -> Any:
     token = parser.decorator_token(node)
-    if token is None or dispatch._HANDLERS.get((token, type(node).__name__)) is None:
+    if token is None or not dispatch.has(token, type(node).__name__):
         kind = "class" if isinstance(node, ast.ClassDef) else "function"
         parser.report_error(node, f"the {kind} {node.name!r} needs a TVMScript decorator: "
                                   "@T.prim_func, @R.function or @I.ir_module")

@@ -65,8 +65,8 @@ def visit_class_def(parser, node: ast.ClassDef) -> Any:
                         parser.report_error(stmt, f"the function {stmt.name!r} needs a TVMScript "
                                                   "decorator: @T.prim_func or @R.function")
                     tokens[stmt.name] = token
-                    declare = dispatch._HANDLERS.get((token, "tvm_declare_function"))
-                    if declare is not None:
+                    if dispatch.has(token, "tvm_declare_function"):
+                        declare = dispatch.get(token, "tvm_declare_function")
                         with parser.with_dispatch_token(token):
                             gv = declare(parser, stmt)
                     else:
