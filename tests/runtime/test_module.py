@@ -45,6 +45,32 @@ def test_time_evaluator_through_ex_mod_reports_seconds_per_call(ab):
     np.testing.assert_allclose(c, np.maximum(a @ b, 0), rtol=1e-5)
 
 
+def _off_boundary(shape, offset_bytes: int) -> np.ndarray:
+    """A float32 array starting ``offset_bytes`` past a 64-byte boundary."""
+    raw = tvm.runtime.ndarray.aligned_empty(int(np.prod(shape)) * 4 + 64, "uint8")
+    return raw[offset_bytes:offset_bytes + np.prod(shape) * 4].view("float32").reshape(shape)
+
+
+def test_time_evaluator_times_unaligned_numpy_arrays_on_aligned_copies(ab):
+    """NumPy puts a large array 16 bytes into a page; TVM times its 64-byte aligned tensors."""
+    seen = []
+
+    def kernel(a, b, c):
+        seen.append(tuple(x.ctypes.data % 64 for x in (a, b, c)))
+        np.maximum(a @ b, 0, out=c)
+
+    a, b = (_off_boundary((128, 128), 16) for _ in ab)
+    a[...], b[...] = ab
+    c = _off_boundary((128, 128), 16)
+    result = tvm.runtime.module.time_evaluator(kernel, number=1, repeat=2)(a, b, c)
+    assert set(seen) == {(0, 0, 0)}  # every call ran on aligned arrays
+    np.testing.assert_allclose(c, np.maximum(ab[0] @ ab[1], 0), rtol=1e-5)  # written back
+    assert "3 NumPy argument(s) off a 64-byte boundary timed on aligned copies" in str(result)
+    aligned = tvm.runtime.ndarray.aligned_empty((128, 128), "float32")
+    aligned[...] = 0
+    assert tvm.runtime.module.time_evaluator(kernel)(aligned, aligned, aligned).note == ""
+
+
 def test_runtime_tensor_is_tvm_nd_array():
     x = np.arange(6, dtype="float32").reshape(2, 3)
     t = tvm.runtime.tensor(x, tvm.cpu())
