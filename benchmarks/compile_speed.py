@@ -1,0 +1,268 @@
+"""Compile latency of a course kernel, as ratios measured in one run.
+
+1. **A distinct kernel in a warm process.**  The course's ``mm_relu`` (128³) under
+   ``--kernels`` different schedules (the ``j`` and ``i`` split factors), each compiled once
+   after one warm-up compile:
+
+   - mlckit: ``tvm.build(mod, target="llvm")`` with an empty ``MLCKIT_CACHE_DIR``;
+   - bare Numba: ``numba.njit`` of the very source mlckit generated (``f.source``, its
+     ``cache=True`` turned off), compiled for the same signature: what Numba alone costs;
+   - TVM 0.27 (``--tvm PYTHON``, the interpreter of an environment with ``apache-tvm``):
+     ``tvm.compile`` of the same schedules for ``llvm``, in its own process, warmed the same
+     way.
+
+2. **A fresh process with a warm disk cache.**  ``python -c`` that imports mlckit, parses
+   ``mm_relu`` and builds it, run once to fill a cache directory, then timed; next to
+   ``python -c "import numba"`` and to a process that only imports Numba and loads one
+   cached ``@njit`` function (the floor of Numba's own cache).  Medians of ``--repeat``.
+
+3. **The course's 64-trial tuning** (``--tuning``): ``ms.tune_tir`` over the built-in space
+   of the course's 128³ matmul, 64 trials, seed 0, an empty cache, here and on
+   ``--baseline`` (a commit, default ``85d2a77``, checked out in a temporary worktree), one
+   after the other; the best candidate's time says whether the search found as fast a kernel.
+
+Usage::
+
+    python benchmarks/compile_speed.py [--tvm /path/to/tvm-env/bin/python] [--kernels 8]
+                                       [--tuning [--baseline 85d2a77]]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import textwrap
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+MM_RELU = '''
+@T.prim_func
+def mm_relu(A: T.Buffer((128, 128), "float32"), B: T.Buffer((128, 128), "float32"),
+            C: T.Buffer((128, 128), "float32")):
+    T.func_attr({"global_symbol": "mm_relu", "tir.noalias": True})
+    Y = T.alloc_buffer((128, 128), dtype="float32")
+    for i, j, k in T.grid(128, 128, 128):
+        with T.block("Y"):
+            vi, vj, vk = T.axis.remap("SSR", [i, j, k])
+            with T.init():
+                Y[vi, vj] = T.float32(0)
+            Y[vi, vj] = Y[vi, vj] + A[vi, vk] * B[vk, vj]
+    for i, j in T.grid(128, 128):
+        with T.block("C"):
+            vi, vj = T.axis.remap("SS", [i, j])
+            C[vi, vj] = T.max(Y[vi, vj], T.float32(0))
+'''
+
+# the course's matmul, as benchmarks/tuning.py tunes it
+TUNE_MM = '''
+@I.ir_module
+class MyModule:
+    @T.prim_func
+    def main(A: T.Buffer((128, 128), "float32"), B: T.Buffer((128, 128), "float32"),
+             C: T.Buffer((128, 128), "float32")):
+        T.func_attr({"global_symbol": "main", "tir.noalias": True})
+        for i, j, k in T.grid(128, 128, 128):
+            with T.block("C"):
+                vi, vj, vk = T.axis.remap("SSR", [i, j, k])
+                with T.init():
+                    C[vi, vj] = 0.0
+                C[vi, vj] = C[vi, vj] + A[vi, vk] * B[vk, vj]
+'''
+
+FACTORS = [(fj, fi) for fj in (4, 8, 16, 32, 2) for fi in (2, 4, 8, 16, 32)]
+
+# TVM 0.27 in its own environment: the same schedules of mm_relu written in its names
+# (T.sblock, @T.prim_func(s_tir=True), tvm.s_tir.Schedule), each compiled once after a
+# warm-up; prints each compile's seconds
+TVM_SNIPPET = textwrap.dedent('''
+    import json, sys, time
+    import tvm
+    text, factors = json.load(sys.stdin)
+    func = tvm.script.from_source(text)
+    target = tvm.target.Target({"kind": "llvm", "num-cores": 1})
+    times = []
+    for fj, fi in factors:
+        sch = tvm.s_tir.Schedule(func)
+        block = sch.get_sblock("Y")
+        i, j, k = sch.get_loops(block)
+        j0, j1 = sch.split(j, factors=[None, fj])
+        i0, i1 = sch.split(i, factors=[None, fi])
+        sch.reorder(i0, j0, k, i1, j1)
+        start = time.perf_counter()
+        tvm.compile(sch.mod, target=target)
+        times.append(time.perf_counter() - start)
+    print(json.dumps(times[1:]))
+''')
+
+
+def tvm_027_names(text: str) -> str:
+    """v0.23 TVMScript in TVM 0.27's names (``T.sblock``, ``@T.prim_func(s_tir=True)``)."""
+    text = text.replace("T.block(", "T.sblock(").replace("T.alloc_buffer(", "T.sblock_alloc_buffer(")
+    return text.replace("@T.prim_func\n", "@T.prim_func(s_tir=True)\n")
+
+
+# Numba alone loading one cached function: the kernel module lies in the folder given
+NUMBA_CACHED_SNIPPET = textwrap.dedent('''
+    import sys, numba
+    sys.path.insert(0, {folder!r})
+    from kernel import main
+    main.compile((numba.types.Array(numba.types.float32, 2, "C"),) * 3)
+''')
+
+TUNE_SNIPPET = textwrap.dedent('''
+    import sys, tempfile, time
+    from mlckit import meta_schedule as ms
+    from mlckit.script import from_source
+    mod = from_source({text!r})
+    with tempfile.TemporaryDirectory() as work_dir:
+        start = time.perf_counter()
+        db = ms.tune_tir(mod, "llvm --num-cores=1", work_dir=work_dir, max_trials_global=64,
+                         num_trials_per_iter=64, seed=0)
+        seconds = time.perf_counter() - start
+    best = min(sum(r.run_secs) / len(r.run_secs) for r in db.get_all_tuning_records() if r.run_secs)
+    print(seconds, best)
+''')
+
+FRESH_SNIPPET = textwrap.dedent('''
+    import mlckit as tvm
+    from mlckit.script import from_source
+    f = tvm.build(from_source({text!r}), target="llvm")
+''')
+
+
+def scheduled(func, fj: int, fi: int):
+    """``mm_relu`` with ``j`` split by ``fj`` and ``i`` by ``fi``, the inner loops innermost."""
+    from mlckit import tir
+
+    sch = tir.Schedule(func)
+    block = sch.get_block("Y")
+    i, j, k = sch.get_loops(block)
+    j0, j1 = sch.split(j, factors=[None, fj])
+    i0, i1 = sch.split(i, factors=[None, fi])
+    sch.reorder(i0, j0, k, i1, j1)
+    return sch.mod
+
+
+def bare_numba_seconds(source: str, name: str, signature) -> float:
+    """Seconds Numba alone takes to compile ``source`` (mlckit's generated module)."""
+    namespace: dict = {}
+    exec(compile(source.replace("cache=True", "cache=False"), f"<bare {name}>", "exec"),  # noqa: S102
+         namespace)
+    start = time.perf_counter()
+    namespace[name].compile(signature)
+    return time.perf_counter() - start
+
+
+def warm_process(n: int, tvm_python: str | None) -> None:
+    import numba
+
+    import mlckit as tvm
+    from mlckit.backend.numba_cpu import llvm_pipeline
+    from mlckit.script import from_source
+
+    os.environ["MLCKIT_CACHE_DIR"] = tempfile.mkdtemp(prefix="mlckit-compile-bench-")
+    func = from_source(MM_RELU)
+    mods = [scheduled(func, *f) for f in FACTORS[:n + 1]]
+    signature = (numba.types.Array(numba.types.float32, 2, "C"),) * 3
+    mlckit_s, bare_s = [], []
+    for k, mod in enumerate(mods):
+        start = time.perf_counter()
+        built = tvm.build(mod, target="llvm")
+        seconds = time.perf_counter() - start
+        with llvm_pipeline():  # the same LLVM settings as mlckit's own compile
+            bare = bare_numba_seconds(built["main"].source, "main", signature)
+        if k:  # the first is the warm-up
+            mlckit_s.append(seconds)
+            bare_s.append(bare)
+    ours, alone = statistics.median(mlckit_s), statistics.median(bare_s)
+    print(f"1. a distinct kernel in a warm process ({n} schedules of mm_relu 128^3, medians)")
+    print(f"  mlckit tvm.build          {ours * 1e3:8.1f} ms")
+    print(f"  bare numba.njit           {alone * 1e3:8.1f} ms   mlckit / bare numba "
+          f"{ours / alone:5.2f}x")
+    if tvm_python:
+        work = [tvm_027_names(MM_RELU), FACTORS[:n + 1]]
+        out = subprocess.run([tvm_python, "-c", TVM_SNIPPET], input=json.dumps(work),
+                             capture_output=True, text=True, check=True)
+        theirs = statistics.median(json.loads(out.stdout.strip().splitlines()[-1]))
+        print(f"  TVM 0.27 tvm.compile      {theirs * 1e3:8.1f} ms   mlckit / TVM "
+              f"{ours / theirs:5.2f}x")
+
+
+def seconds_of(code: str, env: dict) -> float:
+    start = time.perf_counter()
+    subprocess.run([sys.executable, "-c", code], env=env, check=True)
+    return time.perf_counter() - start
+
+
+def fresh_process(repeat: int) -> None:
+    cache = tempfile.mkdtemp(prefix="mlckit-compile-bench-")
+    env = dict(os.environ, PYTHONPATH=str(ROOT), MLCKIT_CACHE_DIR=cache)
+    build = FRESH_SNIPPET.format(text=MM_RELU)
+    cold = seconds_of(build, env)
+    [module] = Path(cache, "numba").glob("*/mm_relu.py")
+    folder = tempfile.mkdtemp(prefix="numba-cached-")
+    Path(folder, "kernel.py").write_text(module.read_text().replace("def mm_relu(", "def main("))
+    cached = NUMBA_CACHED_SNIPPET.format(folder=folder)
+    seconds_of(cached, env)  # fills Numba's cache of that module
+    times: dict = {"build": [], "numba": [], "cached": []}
+    for _ in range(repeat):  # alternating, so that the host's load hits all three alike
+        times["build"].append(seconds_of(build, env))
+        times["numba"].append(seconds_of("import numba", env))
+        times["cached"].append(seconds_of(cached, env))
+    warm, numba_alone, floor = (statistics.median(times[k]) for k in ("build", "numba", "cached"))
+    print(f"2. a fresh process building mm_relu (medians of {repeat})")
+    print(f"  empty cache               {cold * 1e3:8.1f} ms")
+    print(f"  warm disk cache           {warm * 1e3:8.1f} ms   / import numba "
+          f"{warm / numba_alone:5.2f}x")
+    print(f"  import numba alone        {numba_alone * 1e3:8.1f} ms")
+    print(f"  numba loading one cached function {floor * 1e3:8.1f} ms   / import numba "
+          f"{floor / numba_alone:5.2f}x (the floor through Numba's cache)")
+
+
+def tuning(baseline: str) -> None:
+    code = TUNE_SNIPPET.format(text=TUNE_MM)
+    with tempfile.TemporaryDirectory() as tree:
+        subprocess.run(["git", "-C", str(ROOT), "worktree", "add", "-q", "--detach", tree,
+                        baseline], check=True)
+        try:
+            rows = {}
+            for label, root in (("this tree", ROOT), (f"at {baseline}", Path(tree))):
+                env = dict(os.environ, PYTHONPATH=str(root),
+                           MLCKIT_CACHE_DIR=tempfile.mkdtemp(prefix="mlckit-tune-bench-"))
+                out = subprocess.run([sys.executable, "-c", code], env=env, cwd=root,
+                                     check=True, capture_output=True, text=True)
+                rows[label] = [float(x) for x in out.stdout.split()[-2:]]
+        finally:
+            subprocess.run(["git", "-C", str(ROOT), "worktree", "remove", "--force", tree],
+                           check=False)
+    (ours, our_best), (theirs, their_best) = rows.values()
+    print("3. the course's 64-trial tuning (built-in space, seed 0, empty cache)")
+    for label, (seconds, best) in rows.items():
+        print(f"  {label:22s} {seconds:6.1f} s   best candidate {best * 1e3:.3f} ms")
+    print(f"  speed-up against {baseline}: {theirs / ours:.2f}x")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--tvm", help="python of an environment with apache-tvm 0.27")
+    parser.add_argument("--kernels", type=int, default=8)
+    parser.add_argument("--repeat", type=int, default=5)
+    parser.add_argument("--tuning", action="store_true", help="also time the 64-trial tuning")
+    parser.add_argument("--baseline", default="85d2a77", help="the commit tuning compares with")
+    args = parser.parse_args()
+    warm_process(min(args.kernels, len(FACTORS) - 1), args.tvm)
+    fresh_process(args.repeat)
+    if args.tuning:
+        tuning(args.baseline)
+
+
+if __name__ == "__main__":
+    main()
