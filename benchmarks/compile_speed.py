@@ -42,40 +42,14 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "benchmarks"))
 
-MM_RELU = '''
-@T.prim_func
-def mm_relu(A: T.Buffer((128, 128), "float32"), B: T.Buffer((128, 128), "float32"),
-            C: T.Buffer((128, 128), "float32")):
-    T.func_attr({"global_symbol": "mm_relu", "tir.noalias": True})
-    Y = T.alloc_buffer((128, 128), dtype="float32")
-    for i, j, k in T.grid(128, 128, 128):
-        with T.block("Y"):
-            vi, vj, vk = T.axis.remap("SSR", [i, j, k])
-            with T.init():
-                Y[vi, vj] = T.float32(0)
-            Y[vi, vj] = Y[vi, vj] + A[vi, vk] * B[vk, vj]
-    for i, j in T.grid(128, 128):
-        with T.block("C"):
-            vi, vj = T.axis.remap("SS", [i, j])
-            C[vi, vj] = T.max(Y[vi, vj], T.float32(0))
-'''
+from schedules import COURSE_MM_RELU  # noqa: E402
+from tuning import COURSE_MM  # noqa: E402
 
-# the course's matmul, as benchmarks/tuning.py tunes it
-TUNE_MM = '''
-@I.ir_module
-class MyModule:
-    @T.prim_func
-    def main(A: T.Buffer((128, 128), "float32"), B: T.Buffer((128, 128), "float32"),
-             C: T.Buffer((128, 128), "float32")):
-        T.func_attr({"global_symbol": "main", "tir.noalias": True})
-        for i, j, k in T.grid(128, 128, 128):
-            with T.block("C"):
-                vi, vj, vk = T.axis.remap("SSR", [i, j, k])
-                with T.init():
-                    C[vi, vj] = 0.0
-                C[vi, vj] = C[vi, vj] + A[vi, vk] * B[vk, vj]
-'''
+MM_RELU = COURSE_MM_RELU  # the course's mm_relu 128³, as benchmarks/schedules.py has it
+
+TUNE_MM = COURSE_MM  # the course's matmul, as benchmarks/tuning.py tunes it
 
 FACTORS = [(fj, fi) for fj in (4, 8, 16, 32, 2) for fi in (2, 4, 8, 16, 32)]
 
