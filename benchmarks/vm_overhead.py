@@ -7,12 +7,14 @@
 
 Usage::
 
-    python benchmarks/vm_overhead.py [--target llvm] [--chain 1000]
+    python benchmarks/vm_overhead.py [--target llvm] [--chain 1000] [--tvm /path/to/python]
 """
 
 from __future__ import annotations
 
 import argparse
+import json
+import subprocess
 import sys
 import time
 from pathlib import Path
@@ -59,6 +61,38 @@ def chain_module(length: int) -> IRModule:
     return IRModule({gv: add_one.with_attr("global_symbol", "add_one"), "main": main})
 
 
+# TVM 0.27 in its own environment: the same chain (its TVMScript, in TVM 0.27's names) run by
+# its VM; prints the best seconds of one run
+TVM_SNIPPET = """
+import json, sys, time
+import numpy as np
+import tvm
+from tvm import relax
+text, chain = json.load(sys.stdin)
+ex = tvm.compile(tvm.script.from_source(text),
+                 target=tvm.target.Target({"kind": "llvm", "num-cores": 1}))
+f = relax.VirtualMachine(ex, tvm.cpu())["main"]
+x = tvm.runtime.tensor(np.zeros(1, "float32"))
+assert float(f(x).numpy()[0]) == chain
+best = float("inf")
+for _ in range(5):
+    start = time.perf_counter()
+    f(x)
+    best = min(best, time.perf_counter() - start)
+print(best)
+"""
+
+
+def tvm_chain_seconds(python: str, length: int) -> float:
+    """One run of the chain on TVM 0.27's VM (``python``: its environment's interpreter)."""
+    text = chain_module(length).script()
+    text = (text.replace("out_sinfo=", "out_ty=").replace("T.block(", "T.sblock(")
+            .replace("@T.prim_func\n", "@T.prim_func(s_tir=True)\n"))
+    out = subprocess.run([python, "-c", TVM_SNIPPET], input=json.dumps([text, length]),
+                         capture_output=True, text=True, check=True)
+    return float(out.stdout.split()[-1])
+
+
 def best_of(f, repeat: int = 5, number: int = 1) -> float:
     f()
     best = float("inf")
@@ -74,6 +108,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--target", default="llvm")
     parser.add_argument("--chain", type=int, default=1000)
+    parser.add_argument("--tvm", help="python of an environment with apache-tvm 0.27")
     args = parser.parse_args()
 
     ex = relax.build(chain_module(args.chain), target=args.target)
@@ -92,6 +127,10 @@ def main() -> None:
     print(f"  per instruction             : {per_run / n_instr * 1e6:8.2f} us")
     print(f"  the kernel called directly  : {direct * 1e6:8.2f} us")
     print(f"  VM overhead per call_tir    : {(per_run / args.chain - direct) * 1e6:8.2f} us")
+    if args.tvm:
+        theirs = tvm_chain_seconds(args.tvm, args.chain)
+        print(f"  TVM 0.27, per call_tir      : {theirs / args.chain * 1e6:8.2f} us (kernel "
+              f"included)   mlckit / TVM {per_run / theirs:5.2f}x")
 
     from mlckit.models import fashion_mlp
     from tests.runtime.vm.mlp_modules import MyModule, numpy_mlp
