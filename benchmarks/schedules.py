@@ -10,6 +10,8 @@ apache-tvm==0.27.0.post1 numpy``.  TVM builds for its generic ``llvm`` target.
 Each system runs on its own runtime's tensors, as its users' code does: ``tvm.runtime.tensor``
 and ``mlckit.nd.array``, both 64-byte aligned (NumPy's own arrays start 16 bytes into a
 page, and vector loads that straddle cache lines slow the vectorized schedules by up to 1.5x).
+``--numpy-args`` gives mlckit plain NumPy arrays instead, timed through ``time_evaluator``
+(which times arrays off a 64-byte boundary on aligned copies), against TVM on its tensors.
 
 Every measurement runs in a fresh child process with the thread count fixed before NumPy,
 Numba and TVM start (``OPENBLAS/OMP/MKL/NUMBA/TVM_NUM_THREADS``), once with 1 thread and once
@@ -270,8 +272,10 @@ def _best(fn, repeat: int) -> float:
     return best
 
 
-def child(system: str, repeat: int, only: list | None):
-    """Measure every schedule in this process; print ``{label: [seconds, numpy seconds]}``."""
+def child(system: str, repeat: int, only: list | None, numpy_args: bool = False):
+    """Measure every schedule in this process; print ``{label: [seconds, numpy seconds]}``.
+    ``numpy_args``: mlckit is given plain NumPy arrays (where NumPy places them) and timed
+    through ``time_evaluator``, as a learner calls a built function."""
     if system == "tvm":
         import tvm
         from tvm.script import tirx as T
@@ -296,6 +300,8 @@ def child(system: str, repeat: int, only: list | None):
             if schedule:
                 schedule(sch)
             f = mlckit.build(sch.mod["main"], target="llvm", **options)
+            if numpy_args:
+                return f, lambda x: x, lambda x: x
             return f, lambda x: mlckit.nd.array(x), lambda x: x.numpy()
 
     results = {}
@@ -310,7 +316,12 @@ def child(system: str, repeat: int, only: list | None):
         expected = ref()
         np.testing.assert_allclose(unwrap(wrapped[-1]), expected, rtol=2e-3, atol=2e-3,
                                    err_msg=f"{system}: {label}")
-        t = _best(lambda f=f, w=wrapped: f(*w), repeat)
+        if numpy_args and system == "mlckit":
+            from mlckit.runtime.module import time_evaluator
+
+            t = time_evaluator(f, number=1, repeat=repeat)(*wrapped).min
+        else:
+            t = _best(lambda f=f, w=wrapped: f(*w), repeat)
         t_np = _best(ref, repeat)
         results[label] = [t, t_np]
     print(json.dumps(results))
@@ -384,6 +395,8 @@ def run_child(python: str, system: str, threads: int, args) -> dict:
     cmd = [python, os.path.abspath(__file__), "--child", system, "--repeat", str(args.repeat)]
     for label in args.only or ():
         cmd += ["--only", label]
+    if getattr(args, "numpy_args", False):
+        cmd.append("--numpy-args")
     root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
     env = {**os.environ, **thread_env(threads)}
     if system == "mlckit":
@@ -406,10 +419,13 @@ def main():
     parser.add_argument("--repeat", type=int, default=5, help="timed calls per run (best kept)")
     parser.add_argument("--threads", type=int, nargs="*", default=[1, 2])
     parser.add_argument("--only", action="append", help="a schedule label (repeatable)")
+    parser.add_argument("--numpy-args", action="store_true",
+                        help="mlckit gets plain NumPy arrays, timed through time_evaluator "
+                             "(TVM keeps its own tensors)")
     parser.add_argument("--child", choices=["mlckit", "tvm"], help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.child:
-        return child(args.child, args.repeat, args.only)
+        return child(args.child, args.repeat, args.only, args.numpy_args)
     print(f"{os.cpu_count()} cores; each figure the best of {args.rounds} alternating runs x "
           f"{args.repeat} calls; ratios > 1 mean mlckit is faster")
     if not args.tvm:
