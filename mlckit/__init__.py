@@ -55,16 +55,17 @@ _add_view_loader(_install_notebook_views, kinds=("html", "graph"))
 
 __version__ = "0.1.0"
 
-# Submodules imported on first use: the parser (script), test helpers (testing), the
-# low-level NumPy twin (lnumpy) and the notebook tools pull in more than most programs need.
-# imported at first use: relax and the packages above it cost half of `import mlckit`
-_LAZY = ("relax", "te", "topi", "transform", "instrument", "script", "testing", "lnumpy",
-         "notebook", "meta_schedule", "dlight", "s_tir")
+# Submodules imported on first use: Relax and the packages above it are half of `import
+# mlckit`; the parser (script), test helpers (testing), the low-level NumPy twin (lnumpy) and
+# the notebook tools pull in more than most programs need.  The first group registers global
+# functions and ops, which must be found before their first import, as in TVM.
+_REGISTERING = ("relax", "te", "topi", "transform", "instrument")
+_LAZY = (*_REGISTERING, "script", "testing", "lnumpy", "notebook", "meta_schedule", "dlight",
+         "s_tir")
 
 
 def _import_registering_packages() -> None:
-    # the global functions relax & co. register exist before their first lookup, as in TVM
-    for name in ("relax", "te", "topi", "transform", "instrument"):
+    for name in _REGISTERING:
         importlib.import_module(f"mlckit.{name}")
 
 

@@ -48,13 +48,13 @@ def max_bytes() -> int:
     return int(max(megabytes, 0) * 2**20)
 
 
-def entry_dir(directory: Path, stem: str) -> tuple[Path, bool]:
-    """The folder of entry ``stem`` under ``directory`` and whether it is new; an entry in
-    use is touched (its time is its last use), a new one may trim the cache first."""
+def entry_dir(directory: Path, stem: str) -> Path:
+    """The folder of entry ``stem`` under ``directory``: an entry in use is touched (its time
+    is its last use), a new one is made, the cache trimmed first (once per process)."""
     folder = directory / stem
     try:
         os.utime(folder)
-        return folder, False
+        return folder
     except FileNotFoundError:
         pass
     global _trimmed
@@ -63,7 +63,7 @@ def entry_dir(directory: Path, stem: str) -> tuple[Path, bool]:
     if first:
         trim(max_bytes(), directory)
     folder.mkdir(parents=True, exist_ok=True)
-    return folder, True
+    return folder
 
 
 def _entries(directory: Path) -> list[tuple[float, int, Path]]:

@@ -110,14 +110,13 @@ def _aligned_copies(args) -> tuple[list, list]:
     the (original, copy) pairs."""
     import numpy as np
 
-    from .ndarray import ALLOC_ALIGNMENT, aligned_empty
+    from .ndarray import ALLOC_ALIGNMENT, aligned_copy
 
     out, copies = [], []
     for a in args:
         if (type(a) is np.ndarray and a.size and a.flags.c_contiguous
                 and a.ctypes.data % ALLOC_ALIGNMENT):
-            copy = aligned_empty(a.shape, a.dtype)
-            copy[...] = a
+            copy = aligned_copy(a)
             copies.append((a, copy))
             a = copy
         out.append(a)

@@ -18,7 +18,8 @@ from mlckit.ffi.views import html_view
 from .device import Device, cpu
 from .device import device as _device
 
-__all__ = ["ALLOC_ALIGNMENT", "NDArray", "aligned_empty", "array", "empty", "from_dlpack"]
+__all__ = ["ALLOC_ALIGNMENT", "NDArray", "aligned_copy", "aligned_empty", "array", "empty",
+           "from_dlpack"]
 
 #: bytes: where TVM's allocator starts every tensor (``kAllocAlignment``).  NumPy starts large
 #: arrays 16 bytes into a page, so a 32-byte vector load straddles two cache lines one time in
@@ -198,6 +199,18 @@ def _as_numbers(arr, dtype) -> np.ndarray:
     return source
 
 
+def aligned_copy(arr: np.ndarray) -> np.ndarray:
+    """A C-contiguous copy of ``arr`` starting on an ``ALLOC_ALIGNMENT`` boundary.
+
+    Example::
+
+        aligned_copy(np.ones(1000, "float32")).ctypes.data % 64     # 0
+    """
+    data = aligned_empty(arr.shape, arr.dtype)
+    data[...] = arr
+    return data
+
+
 def array(arr, device: Device | str | None = None, dtype=None) -> NDArray:
     """A new NDArray holding a copy of ``arr`` (``mlckit.nd.array(np_arr, mlckit.cpu())``), its
     data 64-byte aligned as TVM's.  ``tvm.runtime.tensor`` is TVM 0.27's name.
@@ -213,8 +226,7 @@ def array(arr, device: Device | str | None = None, dtype=None) -> NDArray:
         arr = np.asarray(arr)
     source = _as_numbers(arr, dtype)
     dev = _device(device) if device is not None else cpu()
-    data = aligned_empty(source.shape, source.dtype)
-    data[...] = source
+    data = aligned_copy(source)
     if _on_gpu(dev):
         from . import cuda_driver
 

@@ -261,7 +261,7 @@ class NumbaFunction:
 
     def _load_from_file(self) -> dict:
         digest = hashlib.sha256(self.source.encode()).hexdigest()[:20]
-        folder, _new = disk_cache.entry_dir(cache_dir(), f"{self.name}_{digest}")
+        folder = disk_cache.entry_dir(cache_dir(), f"{self.name}_{digest}")
         path = folder / f"{self.name}.py"
         if not path.exists() or path.read_text() != self.source:
             tmp = folder / f".{path.name}.{os.getpid()}.{threading.get_ident()}.tmp"
