@@ -142,8 +142,7 @@ class _Generator(StmtWriter, ExprWriter, LocalScalars, VectorExprs, FlatParams, 
         self.name = name + "_" if name in RESERVED else name
         self.flavour = flavour
         self.not_scalar = not_scalar  # ids of buffers that stay arrays
-        self.scalars: dict[int, tuple] = {}  # id(buffer) -> (buffer, loop depth of its allocation)
-        self.consts: dict[int, int] = {}  # id(block iterator) -> the constant it is bound to
+        self.scalars: dict[int, tuple] = {}  # id(buffer) -> (buffer, its name, loop depth)
         self.out: list = []
         self.indent = 1
         self.names: dict[int, str] = {}  # id(Var or Buffer) -> Python name

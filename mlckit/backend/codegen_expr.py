@@ -1,7 +1,7 @@
 """Expression printing of the Python code generators: TIR expressions -> Python text.
 
 A mixin of the generator (``codegen._Generator``): it reads the generator's names
-(``self.names``), the block iterators bound to constants (``self.consts``) and the flavour.
+(``self.names``) and the flavour.
 Each method returns the text and its Python precedence, so parentheses appear only where
 needed: ``(i_0 * 32 + i_1) // 4``.
 
@@ -16,7 +16,6 @@ from __future__ import annotations
 from mlckit.tir import dtype as dt
 from mlckit.tir.buffer import Buffer
 from mlckit.tir.expr import (
-    Add,
     And,
     BufferLoad,
     Call,
@@ -30,13 +29,11 @@ from mlckit.tir.expr import (
     Max,
     Min,
     Mod,
-    Mul,
     Not,
     Or,
     PrimExpr,
     Select,
     StringImm,
-    Sub,
     Var,
 )
 
@@ -63,27 +60,6 @@ from .codegen_common import (
 
 class ExprWriter:
     """Mixin: TIR expressions as Python source (see the module docstring)."""
-
-    def const_int(self, e: PrimExpr):
-        """The value of the integer expression ``e`` if it is a constant here, or None."""
-        if isinstance(e, IntImm):
-            return e.value
-        if isinstance(e, Var):
-            return self.consts.get(id(e))
-        if isinstance(e, (Add, Sub, Mul, FloorDiv, FloorMod)):
-            a, b = self.const_int(e.a), self.const_int(e.b)
-            if a is None or b is None:
-                return None
-            if isinstance(e, Add):
-                return a + b
-            if isinstance(e, Sub):
-                return a - b
-            if isinstance(e, Mul):
-                return a * b
-            if b == 0:
-                return None
-            return a // b if isinstance(e, FloorDiv) else a % b
-        return None
 
     # -- expressions -------------------------------------------------------------------------
     def buffer_access(self, buf: Buffer, indices, store: bool = False) -> str:

@@ -1,10 +1,9 @@
 """One-element "local" buffers (registers) printed as Python scalars by the Numba generators.
 
-A one-element "local" buffer is a Python scalar named after the buffer.  Declared with
-``T.decl_buffer`` (what ``tir.transform.PromoteInvariantElements`` makes),
-``Y_acc[0] = T.float32(0)`` prints ``Y_acc = np.float32(0.0)`` with no allocation;
-allocated by a block (what ``tir.transform.ScalarizeLocalBuffers`` makes of a small tile),
-the block starts its scalars at zero.  LLVM keeps a scalar in a register, where a Numba
+A one-element "local" buffer is a Python scalar named after the buffer: in lowered TIR an
+allocation declaring it (what ``tir.transform.PromoteInvariantElements`` and
+``ScalarizeLocalBuffers`` make, flattened) prints as a comment, and
+``Y_acc[0] = T.float32(0)`` as ``Y_acc = np.float32(0.0)``.  LLVM keeps a scalar in a register, where a Numba
 array lives in memory.  Which buffers become registers is the passes' decision, visible in
 TVMScript; the printer only spells them.  A register used other than by an element access,
 or across a ``prange`` (scalars would be shared by its iterations), raises ``_NotScalar``:
@@ -19,10 +18,9 @@ Example::
 from __future__ import annotations
 
 from mlckit.tir.buffer import Buffer
-from mlckit.tir.stmt import Allocate, DeclBuffer, ForKind, Stmt
+from mlckit.tir.expr import IntImm
+from mlckit.tir.stmt import Allocate, DeclBuffer, ForKind
 from mlckit.tir.transform.promote_invariant_elements import is_register
-
-from .codegen_common import np_scalar
 
 
 class _NotScalar(Exception):
@@ -50,7 +48,7 @@ class LocalScalars:
         names = []
         for buf in regs:
             names.append(self.bind(buf, buf.name, buf.dtype))
-            held = (buf, {(0,) * len(buf.shape): names[-1]}, len(self.loops))
+            held = (buf, names[-1], len(self.loops))
             self.scalars[id(buf)] = self.scalars[id(buf.data)] = held
         what = ('a one-element "local" buffer, held in a scalar' if len(names) == 1
                 else 'one-element "local" buffers, held in scalars')
@@ -59,28 +57,6 @@ class LocalScalars:
         self.stmt(s)
         self.pop_scope()
         return True
-
-    def alloc_registers(self, bufs: list, stmt: Stmt):
-        """A block's one-element "local" buffers (``ScalarizeLocalBuffers`` makes them) as
-        scalar variables, one line per row of a split buffer (``C_local_0_0 = ... = 0``)."""
-        rows: dict = {}
-        for buf in bufs:
-            self.check_buffer_supported(buf)
-            self.note_data(buf)
-            name = self.bind(buf, buf.name, buf.dtype, scoped=False)
-            held = (buf, {(0,) * len(buf.shape): name}, len(self.loops))
-            self.scalars[id(buf)] = self.scalars[id(buf.data)] = held
-            rows.setdefault((name.rsplit("_", 1)[0], buf.dtype), []).append(name)
-        names = [n for row in rows.values() for n in row]
-        shown = ", ".join(names) if len(names) <= 3 else f"{names[0]} ... {names[-1]}"
-        self.emit(f'# {shown}: one-element "local" buffers, held in scalars', stmt)
-        for (_, dtype), row in rows.items():
-            zero = f"{np_scalar(dtype)}(0)" if dtype != "bool" else "False"
-            self.emit(" = ".join(row) + f" = {zero}", stmt)
-
-    def is_register_alloc(self, buf: Buffer) -> bool:
-        return bool(self.flavour.scalar_registers and is_register(buf)
-                    and id(buf) not in self.not_scalar)
 
     def _declares_register(self, s) -> bool:
         decl = getattr(s, "body", None)
@@ -91,10 +67,9 @@ class LocalScalars:
     def scalar_access(self, buf: Buffer, indices) -> str:
         """The scalar variable for ``buf[indices]``; ``_NotScalar`` when the index is not the
         constant 0 here, or a parallel loop lies between the allocation and the access."""
-        _, names, depth = self.scalars[id(buf)]
+        _, name, depth = self.scalars[id(buf)]
         if any(loop.kind == ForKind.PARALLEL for loop in self.loops[depth:]):
             raise _NotScalar(id(buf))
-        index = tuple(self.const_int(i) for i in indices)
-        if index not in names:
+        if not all(isinstance(i, IntImm) and i.value == 0 for i in indices):
             raise _NotScalar(id(buf))
-        return names[index]
+        return name

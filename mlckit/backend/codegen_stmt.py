@@ -185,17 +185,8 @@ class StmtWriter:
             name = self.bind(iv.var, iv.var.name_hint, "int64")
             self.ctx_iters.append(name)
             self.emit(f"{name} = {text}", s)
-            value_const = self.const_int(value)
-            if value_const is None:
-                self.consts.pop(id(iv.var), None)
-            else:
-                self.consts[id(iv.var)] = value_const
-        regs = [b for b in block.alloc_buffers if self.is_register_alloc(b)]
-        if regs:
-            self.alloc_registers(regs, s)
         for buf in block.alloc_buffers:
-            if all(buf is not r for r in regs):
-                self.alloc(buf, s)
+            self.alloc(buf, s)
         if block.match_buffers:
             self.match_buffers(block, s)
         if block.init is not None:
