@@ -2,14 +2,16 @@
 
 1. **A distinct kernel in a warm process.**  The course's ``mm_relu`` (128³) under
    ``--kernels`` different schedules (the ``j`` and ``i`` split factors), each compiled once
-   after one warm-up compile:
+   after one warm-up compile, the three systems one after the other on each schedule (this
+   host's speed drifts by ±30% within minutes: each schedule's ratios are taken under the
+   same load, and their medians reported):
 
    - mlckit: ``tvm.build(mod, target="llvm")`` with an empty ``MLCKIT_CACHE_DIR``;
    - bare Numba: ``numba.njit`` of the very source mlckit generated (``f.source``, its
      ``cache=True`` turned off), compiled for the same signature: what Numba alone costs;
    - TVM 0.27 (``--tvm PYTHON``, the interpreter of an environment with ``apache-tvm``):
-     ``tvm.compile`` of the same schedules for ``llvm``, in its own process, warmed the same
-     way.
+     ``tvm.compile`` of the same schedule for ``llvm``, in its own process (started first,
+     warmed the same way), asked for each schedule in turn.
 
 2. **A fresh process with a warm disk cache.**  ``python -c`` that imports mlckit, parses
    ``mm_relu`` and builds it, run once to fill a cache directory, then timed; next to
@@ -53,17 +55,16 @@ TUNE_MM = COURSE_MM  # the course's matmul, as benchmarks/tuning.py tunes it
 
 FACTORS = [(fj, fi) for fj in (4, 8, 16, 32, 2) for fi in (2, 4, 8, 16, 32)]
 
-# TVM 0.27 in its own environment: the same schedules of mm_relu written in its names
-# (T.sblock, @T.prim_func(s_tir=True), tvm.s_tir.Schedule), each compiled once after a
-# warm-up; prints each compile's seconds
+# TVM 0.27 in its own environment, a server: compiles the schedule of mm_relu (written in its
+# names: T.sblock, @T.prim_func(s_tir=True), tvm.s_tir.Schedule) that each line of stdin
+# names, and answers each with the compile's seconds
 TVM_SNIPPET = textwrap.dedent('''
     import json, sys, time
     import tvm
-    text, factors = json.load(sys.stdin)
-    func = tvm.script.from_source(text)
+    func = tvm.script.from_source(json.loads(sys.stdin.readline()))
     target = tvm.target.Target({"kind": "llvm", "num-cores": 1})
-    times = []
-    for fj, fi in factors:
+    for line in sys.stdin:
+        fj, fi = json.loads(line)
         sch = tvm.s_tir.Schedule(func)
         block = sch.get_sblock("Y")
         i, j, k = sch.get_loops(block)
@@ -72,8 +73,7 @@ TVM_SNIPPET = textwrap.dedent('''
         sch.reorder(i0, j0, k, i1, j1)
         start = time.perf_counter()
         tvm.compile(sch.mod, target=target)
-        times.append(time.perf_counter() - start)
-    print(json.dumps(times[1:]))
+        print(time.perf_counter() - start, flush=True)
 ''')
 
 
@@ -135,6 +135,27 @@ def bare_numba_seconds(source: str, name: str, signature) -> float:
     return time.perf_counter() - start
 
 
+class TVMServer:
+    """TVM 0.27's process compiling the schedules it is asked for (``TVM_SNIPPET``)."""
+
+    def __init__(self, python: str):
+        self.proc = subprocess.Popen([python, "-c", TVM_SNIPPET], stdin=subprocess.PIPE,
+                                     stdout=subprocess.PIPE, text=True)
+        self.proc.stdin.write(json.dumps(tvm_027_names(MM_RELU)) + "\n")
+
+    def seconds(self, fj: int, fi: int) -> float:
+        self.proc.stdin.write(json.dumps([fj, fi]) + "\n")
+        self.proc.stdin.flush()
+        line = self.proc.stdout.readline()
+        if not line:
+            raise SystemExit("TVM's process ended: run it by hand to see why")
+        return float(line)
+
+    def close(self) -> None:
+        self.proc.stdin.close()
+        self.proc.wait()
+
+
 def warm_process(n: int, tvm_python: str | None) -> None:
     import numba
 
@@ -144,30 +165,32 @@ def warm_process(n: int, tvm_python: str | None) -> None:
 
     os.environ["MLCKIT_CACHE_DIR"] = tempfile.mkdtemp(prefix="mlckit-compile-bench-")
     func = from_source(MM_RELU)
-    mods = [scheduled(func, *f) for f in FACTORS[:n + 1]]
     signature = (numba.types.Array(numba.types.float32, 2, "C"),) * 3
-    mlckit_s, bare_s = [], []
-    for k, mod in enumerate(mods):
+    server = TVMServer(tvm_python) if tvm_python else None
+    rows = []  # per schedule: mlckit, bare numba, TVM (None without --tvm) seconds
+    for k, factors in enumerate(FACTORS[:n + 1]):
+        mod = scheduled(func, *factors)
         start = time.perf_counter()
         built = tvm.build(mod, target="llvm")
         seconds = time.perf_counter() - start
         with llvm_pipeline():  # the same LLVM settings as mlckit's own compile
             bare = bare_numba_seconds(built["main"].source, "main", signature)
+        theirs = server.seconds(*factors) if server else None
         if k:  # the first is the warm-up
-            mlckit_s.append(seconds)
-            bare_s.append(bare)
-    ours, alone = statistics.median(mlckit_s), statistics.median(bare_s)
+            rows.append((seconds, bare, theirs))
+    if server:
+        server.close()
+    ours, alone = (statistics.median(r[i] for r in rows) for i in (0, 1))
     print(f"1. a distinct kernel in a warm process ({n} schedules of mm_relu 128^3, medians)")
     print(f"  mlckit tvm.build          {ours * 1e3:8.1f} ms")
     print(f"  bare numba.njit           {alone * 1e3:8.1f} ms   mlckit / bare numba "
-          f"{ours / alone:5.2f}x")
-    if tvm_python:
-        work = [tvm_027_names(MM_RELU), FACTORS[:n + 1]]
-        out = subprocess.run([tvm_python, "-c", TVM_SNIPPET], input=json.dumps(work),
-                             capture_output=True, text=True, check=True)
-        theirs = statistics.median(json.loads(out.stdout.strip().splitlines()[-1]))
+          f"{statistics.median(r[0] / r[1] for r in rows):5.2f}x")
+    if server:
+        theirs = statistics.median(r[2] for r in rows)
         print(f"  TVM 0.27 tvm.compile      {theirs * 1e3:8.1f} ms   mlckit / TVM "
-              f"{ours / theirs:5.2f}x")
+              f"{statistics.median(r[0] / r[2] for r in rows):5.2f}x (median of the "
+              f"schedules' ratios; bare numba / TVM "
+              f"{statistics.median(r[1] / r[2] for r in rows):5.2f}x)")
 
 
 def seconds_of(code: str, env: dict) -> float:

@@ -167,6 +167,7 @@ class _Generator(StmtWriter, ExprWriter, LocalScalars, VectorExprs, FlatParams, 
         self.externs: dict = {}  # extern function name -> (return dtype, argument dtypes)
         self.extern_names: dict = {}  # extern function name -> its Python name in the code
         self.data_owner: dict = {}  # id(buffer data Var) -> the buffer owning that memory
+        self.let_values: dict = {}  # id(index let Var) -> its value, through outer lets
         self.uses_packed = False  # T.call_packed: call_packed(...) must be in the namespace
 
     # -- naming ----------------------------------------------------------------------------

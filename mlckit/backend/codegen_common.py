@@ -20,8 +20,11 @@ import re
 from dataclasses import dataclass
 
 from mlckit.error import TVMNotImplementedError
-from mlckit.tir.expr import EQ, GE, GT, LE, LT, NE, Add, Mul, Sub
+from mlckit.tir import dtype as dt
+from mlckit.tir.expr import EQ, GE, GT, LE, LT, NE, Add, BufferLoad, Call, Let, Mul, PrimExpr, Sub
+from mlckit.tir.expr_vector import lanes_of
 from mlckit.tir.function import PrimFunc
+from mlckit.tir.stmt_functor import post_order_visit
 
 
 class CodegenError(TVMNotImplementedError):
@@ -44,8 +47,12 @@ class Flavour:
     # own shape in vector lanes and prange bodies (C[C_i, C_j + 1]): codegen_flat
     flat_params: bool = False
     # ... and everywhere the split of the flat index is exact, the leading dimension may be
-    # symbolic (numba_cuda: a reshape in a kernel is a call and a stack frame per thread)
+    # symbolic (numba_cuda: a reshape in a kernel is a call and a stack frame per thread;
+    # numba_cpu: Numba compiles each reshape, a tenth of a small kernel's compile time)
     nd_param_views: bool = False
+    # ... and where a part may leave its dimension, it carries into the one before, as
+    # mixed-radix digits (``[f // 64, f % 64]``; the CPU keeps the flat view there instead)
+    nd_param_carry: bool = False
     # vector TIR (T.Ramp / T.Broadcast after VectorizeLoop) as whole NumPy arrays and slices;
     # otherwise lane by lane (codegen_vector)
     numpy_vectors: bool = False
@@ -53,7 +60,21 @@ class Flavour:
 
 LNUMPY = Flavour("lnumpy", numpy_vectors=True)
 NUMBA = Flavour("numba", typed_float_consts=True, prange=True, njit_helpers=True,
-                scalar_registers=True, flat_params=True)
+                scalar_registers=True, flat_params=True, nd_param_views=True)
+
+
+
+def is_index_arithmetic(e) -> bool:
+    """Whether ``e`` is integer arithmetic on variables and constants (no loads, no calls)."""
+    pure = True
+
+    def check(x):
+        nonlocal pure
+        if isinstance(x, (BufferLoad, Call, Let)) or (isinstance(x, PrimExpr) and lanes_of(x) > 1):
+            pure = False
+
+    post_order_visit(e, check)
+    return pure and dt.is_int(e.dtype)
 
 
 

@@ -1,16 +1,20 @@
 """Lowered TIR's flat views of the parameters, printed in the parameter's own shape where
-that helps LLVM (the numba flavour).
+the flat index splits exactly (the numba flavours).
 
 FlattenBuffer gives every access a flat index (``C_1[i_0 * 16384 + i_1 * 512 + j_0 * 32 +
-j_1]`` through ``C_1 = C.reshape((262144,))``), with the strides constants LLVM sees, as
-TVM's does.  Two places print the parameter's own shape instead (``ParamViews``): a vector
-store's lanes, whose neighbouring elements LLVM's SLP vectorizer finds through Numba's N-D
-index arithmetic (``C[C_i, C_j + 1]``) and not through flat sums, and a ``prange`` body,
-where Numba's parallel lowering loses writes to an array reached under two names.
+j_1]`` through ``C_1 = T.Buffer((262144,), data=C.data)``), as TVM's does.  The numba
+flavours print such an access in the parameter's own shape wherever the flat index splits
+into one index per dimension (``C[i_0 * 32 + i_1, j_0 * 32 + j_1]``, ``ParamViews``), and
+through a view (``C_1 = C.reshape((262144,))``) only where it does not (a fused loop's
+``f`` crossing rows).  Why: Numba compiles each ``reshape`` (a tenth of a small kernel's
+compile time); LLVM's SLP vectorizer packs neighbouring lanes it sees through Numba's N-D
+index arithmetic (``C[C_i, C_j + 1]``), not through flat sums; and in a ``prange`` body an
+array reached under two names loses writes.  numba_cuda also carries a part that leaves its
+dimension into the one before (``[f // 64, f % 64]``): a reshape in a kernel is a call.
 
 Example::
 
-    print(numba_cpu.build(tiled_matmul).source)    # C_1[...] and, in lanes, C[C_i, C_j + 1]
+    print(numba_cpu.build(tiled_matmul).source)    # C[i_0 * 32 + i_1, j_0 * 32 + j_1]
 """
 
 from __future__ import annotations
@@ -21,6 +25,7 @@ from mlckit.arith.analyzer import Analyzer
 from mlckit.tir.buffer import Buffer
 from mlckit.tir.expr import FloorDiv, FloorMod, IntImm, Mul, Range
 from mlckit.tir.stmt import ForKind
+from mlckit.tir.traversal import substitute
 
 __all__ = ["FlatParams", "ParamViews"]
 
@@ -56,12 +61,8 @@ class FlatParams:
 class ParamViews:
     """Mixin of the generator: lowered TIR's flat views of constant-shape parameters
     (``C_1 = T.Buffer((262144,), data=C.data)``) indexed in the parameter's own shape where
-    the split of the flat index is exact: in a vector's lanes and in ``prange`` bodies.
-
-    Why: LLVM's SLP vectorizer packs neighbouring lanes it sees through Numba's N-D index
-    arithmetic (``C[vi, vj + 1]``), not through flat sums; and in a ``prange`` body one array
-    reached under two names loses writes (see ``FlatParams.in_prange``).  Elsewhere the flat
-    index stays: LLVM sees constant strides.
+    the split of the flat index is exact (the module's docstring says why); an index ``let``
+    (``cse_var_1``, CommonSubexprElimTIR) is seen through for the split.
     """
 
     def param_view_access(self, buf: Buffer, indices) -> str | None:
@@ -74,14 +75,21 @@ class ParamViews:
         if owner is None or owner is buf or owner.ndim < 2 or id(owner) not in self.flat \
                 or owner.dtype != buf.dtype:
             return None
-        parts = self.split_flat(indices[0], *self.flat[id(owner)],
-                                carry=self.flavour.nd_param_views)
+        parts = self.split_flat(self.through_lets(indices[0]), *self.flat[id(owner)],
+                                carry=self.flavour.nd_param_carry)
         if parts is None:
             return None
         name = self.names[id(owner)]
         if self.lane_names is not None:  # named once for all lanes
             return f"{name}[{', '.join(self.lane_index(p, name, d) for d, p in enumerate(parts))}]"
         return f"{name}[{', '.join(self.expr(p, 0) for p in parts)}]"
+
+    def through_lets(self, index):
+        """``index`` with the variables of index lets in scope replaced by their values
+        (``cse_var_1 + k`` -> ``i * 128 + k``): the split into dimensions sees the loops."""
+        if not self.let_values:
+            return index
+        return substitute(index, lambda v: self.let_values.get(id(v)))
 
     def index_ranges(self):
         """(Var, Range) of every index variable in scope: the open loops, a vector's lanes."""
@@ -124,12 +132,18 @@ class ParamViews:
     def _split_parts(self, ana, parts, consts, shape, index, carry):
         out, carried = [None] * len(shape), None
         for d in reversed(range(len(shape))):
-            e = carried
-            for atom, coef in parts[d]:
-                t = atom if coef == 1 else Mul(atom, IntImm(atom.dtype, coef))
-                e = t if e is None else e + t
-            if consts[d] or e is None:  # the constant last: ``j_0 * 32 + 1``
-                k = IntImm("int64" if index.dtype == "int64" else "int32", consts[d])
+            e, const = carried, consts[d]
+            kind = "int64" if index.dtype == "int64" else "int32"
+            for atom, coef in sorted(parts[d], key=lambda t: t[1] < 0):  # the added ones first
+                t = atom if abs(coef) == 1 else Mul(atom, IntImm(atom.dtype, abs(coef)))
+                if coef > 0:
+                    e = t if e is None else e + t
+                else:  # ``7 - i``, not ``i * -1 + 7``
+                    if e is None:
+                        e, const = IntImm(kind, const), 0
+                    e = e - t
+            if const or e is None:  # the constant last: ``j_0 * 32 + 1``
+                k = IntImm(kind, const)
                 e = k if e is None else e + k
             b = ana.const_int_bound(e)
             carried = None

@@ -9,6 +9,7 @@ Example::
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 
 from mlckit.tir.buffer import Buffer
@@ -31,11 +32,34 @@ from mlckit.tir.stmt import (
 )
 
 from .codegen_common import (
+    P_ADD,
+    P_ATOM,
     P_NOT,
     CodegenError,
+    is_index_arithmetic,
     np_dtype_text,
     np_scalar,
 )
+
+
+def _lines(items):
+    """The generated lines in ``items`` (nested lists of lines), in order."""
+    for item in items:
+        if isinstance(item, list):
+            yield from _lines(item)
+        else:
+            yield item
+
+
+def _a_summand(text: str, m) -> bool:
+    """Whether the match ``m`` in ``text`` is a term of a sum alone: what comes before it
+    starts an expression, adds to it or compares with it, what follows ends it, adds or
+    compares (``Y[x]``, ``x + 3``, ``C[i, x]``, ``if x == 0:``), so a sum written there needs
+    no parentheses."""
+    before, after = text[:m.start()], text[m.end():]
+    return before.endswith(("[", "(", ", ", "= ", " + ", "if ", "< ", "> ")) \
+        and (after == "" or after.startswith(("]", ")", ",", ":", " + ", " - ", " == ", " != ",
+                                              " < ", " > ", " <= ", " >= ")))
 
 
 @dataclass
@@ -90,9 +114,31 @@ class StmtWriter:
         # ``j_1 = 3`` may then reuse the loop's name)
         key = "int64" if isinstance(s.value, IntImm) and s.var.dtype.startswith("int") else s.var.dtype
         name = self.bind(s.var, s.var.name_hint, key)
+        index = is_index_arithmetic(s.value)
+        if index:  # a parameter's N-D index sees through it (codegen_flat.ParamViews)
+            self.let_values[id(s.var)] = self.through_lets(s.value)
+        start = len(self.out)
         self.emit(f"{name} = {value}", s)
         self.stmt(s.body)
+        if index:
+            del self.let_values[id(s.var)]
+            self.drop_or_inline(start, name, s.value)
         self.pop_scope()
+
+    def drop_or_inline(self, at: int, name: str, value):
+        """The index let printed at ``self.out[at]`` dropped when its body reads it nowhere
+        (the parameters' N-D indices print through it), written into its one use when read
+        once: the source reads as the indices it computes."""
+        word = re.compile(rf"\b{re.escape(name)}\b")
+        uses = [line for line in _lines(self.out[at + 1:]) for _ in word.finditer(line.text)]
+        if len(uses) > 1:
+            return
+        del self.out[at]
+        if uses:
+            (line,) = uses
+            summand, wrapped = self.expr(value, P_ADD), self.expr(value, P_ATOM)
+            line.text = word.sub(lambda m: summand if _a_summand(line.text, m) else wrapped,
+                                 line.text)
 
     def stmt_AttrStmt(self, s: AttrStmt):
         """A thread launched by lowered TIR (``T.launch_thread("threadIdx.x", 16) as j``,

@@ -29,6 +29,7 @@ Example::
 
 from __future__ import annotations
 
+from mlckit.arith.analyzer import Analyzer
 from mlckit.ir.structural import structural_equal
 from mlckit.tir import dtype as dt
 from mlckit.tir import expr as E
@@ -36,7 +37,7 @@ from mlckit.tir.expr_vector import Broadcast, Ramp, lanes_of
 from mlckit.tir.stmt import BufferStore, LetStmt
 from mlckit.tir.stmt_functor import post_order_visit
 
-from .codegen_common import P_ADD, P_ATOM, P_COND, CodegenError, np_scalar
+from .codegen_common import P_ADD, P_ATOM, P_COND, CodegenError, is_index_arithmetic, np_scalar
 
 #: bytes of one chunk of a vector store's lanes: a zmm register (16 float32 lanes)
 CHUNK_BYTES = 64
@@ -49,9 +50,11 @@ _FOLD_INT = {E.Add: E.add, E.Sub: E.sub, E.Mul: E.mul, E.FloorDiv: E.floordiv,
              E.FloorMod: E.floormod}
 
 
-def lane_of(e, k: int, lane_vars: dict):
+def lane_of(e, k: int, lane_vars: dict, simplify=None):
     """The scalar expression lane ``k`` of the vector expression ``e`` computes
-    (``lane_vars``: id(vector Var) -> its lanes' scalar Vars)."""
+    (``lane_vars``: id(vector Var) -> its lanes' scalar Vars).  ``simplify``: applied to an
+    index that is not a ramp, for a symbolic ``k`` (``(c * 16 + 5) // 4 * 64`` -> ``c * 256 +
+    64``)."""
     if not isinstance(e, E.PrimExpr) or lanes_of(e) == 1:
         return e
     if isinstance(e, Ramp):
@@ -65,21 +68,48 @@ def lane_of(e, k: int, lane_vars: dict):
             raise CodegenError(f"the vector variable {e.name_hint!r} is used but never defined")
         return lane_vars[id(e)][k]
     if isinstance(e, E.BufferLoad):
-        return E.BufferLoad(e.buffer, [lane_of(i, k, lane_vars) for i in e.indices])
+        return E.BufferLoad(e.buffer, [lane_index_of(i, k, lane_vars, simplify)
+                                       for i in e.indices])
     if isinstance(e, E.BinaryOpExpr):
-        a, b = lane_of(e.a, k, lane_vars), lane_of(e.b, k, lane_vars)
+        a, b = lane_of(e.a, k, lane_vars, simplify), lane_of(e.b, k, lane_vars, simplify)
         fold = _FOLD_INT.get(type(e)) if dt.is_int(a.dtype) else None
         return fold(a, b) if fold else type(e)(a, b)  # lane 3 of (ramp // 8): 0, not 3 // 8
     if isinstance(e, E.Not):
-        return E.Not(lane_of(e.a, k, lane_vars))
+        return E.Not(lane_of(e.a, k, lane_vars, simplify))
     if isinstance(e, E.Select):
-        return E.Select(*(lane_of(x, k, lane_vars)
+        return E.Select(*(lane_of(x, k, lane_vars, simplify)
                           for x in (e.condition, e.true_value, e.false_value)))
     if isinstance(e, E.Cast):
-        return E.Cast(dt.element_of(e.dtype), lane_of(e.value, k, lane_vars))
+        return E.Cast(dt.element_of(e.dtype), lane_of(e.value, k, lane_vars, simplify))
     if isinstance(e, E.Call):
-        return E.Call(dt.element_of(e.dtype), e.op, [lane_of(a, k, lane_vars) for a in e.args])
+        return E.Call(dt.element_of(e.dtype), e.op,
+                      [lane_of(a, k, lane_vars, simplify) for a in e.args])
     raise CodegenError(f"a {e.dtype} {type(e).__name__} cannot be written lane by lane")
+
+
+def lane_index_of(index, k, lane_vars: dict, simplify=None):
+    """Lane ``k`` of a buffer index: ``lane_of``, simplified when ``index`` is a vector that
+    is not a ramp and ``simplify`` is given."""
+    lane = lane_of(index, k, lane_vars, simplify)
+    if simplify is not None and lanes_of(index) > 1 and not isinstance(index, Ramp):
+        return simplify(lane)
+    return lane
+
+
+def _lane_offsets(index, lanes: int):
+    """The constant each lane of the vector ``index`` adds to a part shared by every lane,
+    or None when the lanes do not share one (``r // 4 * 64 + r % 4`` over 64 lanes -> 0, 1,
+    2, 3, 64, 65, ...)."""
+    rest, offsets = ..., []
+    for k in range(lanes):
+        r, off = _split_offset(lane_of(index, k, {}))
+        if rest is ... or (r is None and rest is None) or (r is not None and rest is not None
+                                                           and structural_equal(r, rest)):
+            rest = r
+            offsets.append(off)
+        else:
+            return None
+    return offsets
 
 
 def _split_offset(e) -> tuple:
@@ -98,18 +128,19 @@ def _split_offset(e) -> tuple:
     return e, 0
 
 
-def _pure_arithmetic(e) -> bool:
-    """Whether ``e`` is integer arithmetic on variables and constants (no loads, no calls)."""
-    pure = True
+def _lane_arithmetic(e) -> bool:
+    """Whether every lane of ``e`` is arithmetic on the lane number, scalars and constants
+    (``lane_of`` writes it for a symbolic lane)."""
+    ok = True
 
     def check(x):
-        nonlocal pure
-        if isinstance(x, (E.BufferLoad, E.Call)) or (isinstance(x, E.PrimExpr)
-                                                      and lanes_of(x) > 1):
-            pure = False
+        nonlocal ok
+        if not (isinstance(x, (Ramp, Broadcast, E.IntImm)) or lanes_of(x) == 1
+                or (isinstance(x, E.BinaryOpExpr) and not isinstance(x, E.CmpExpr))):
+            ok = False
 
     post_order_visit(e, check)
-    return pure and dt.is_int(e.dtype)
+    return ok
 
 
 def _is_one(x) -> bool:
@@ -148,8 +179,10 @@ class VectorExprs:
             self.indent += 1
             self.lane_ranges.append((chunk, lanes // width))
             first = E.mul(chunk, E.const(width, "int32"))
+            analyzer = Analyzer()
+            analyzer.bind(chunk, E.Range(0, lanes // width))
             self.store_lanes(s, name, [E.add(first, E.const(k, "int32")) if k else first
-                                       for k in range(width)], lane_vars)
+                                       for k in range(width)], lane_vars, analyzer.simplify)
             self.lane_ranges.pop()
             self.indent -= 1
             self.pop_scope()
@@ -159,7 +192,7 @@ class VectorExprs:
         self.in_lanes = False
         return True
 
-    def store_lanes(self, s: BufferStore, name: str, ks: list, lane_vars: dict):
+    def store_lanes(self, s: BufferStore, name: str, ks: list, lane_vars: dict, simplify=None):
         """Every lane ``k`` in ``ks`` computed into a temporary, then every one stored; a
         value that reads no memory (``T.Broadcast(T.float32(0), 32)``) stored directly.
         The indices' parts shared by every lane are named once (``lane_index``)."""
@@ -167,7 +200,7 @@ class VectorExprs:
         live = self.live[-1]  # the constant added to it in its first lane
         before = set(live)
         try:
-            self._store_lanes(s, name, ks, lane_vars)
+            self._store_lanes(s, name, ks, lane_vars, simplify)
         finally:
             # the lanes' temporaries and index names are this store's: the next vector store
             # (an unrolled copy) binds them again, of the same types
@@ -187,7 +220,7 @@ class VectorExprs:
         matmul compile twice as long.  Only sums of variables and constants are named (a
         loaded value could change while the lanes are stored)."""
         rest, offset = _split_offset(index)
-        if rest is None or isinstance(rest, E.Var) or not _pure_arithmetic(rest):
+        if rest is None or isinstance(rest, E.Var) or not is_index_arithmetic(rest):
             return self.expr(index, 0)
         text = self.expr(rest, 0)
         held = self.lane_names.get(text)
@@ -203,24 +236,24 @@ class VectorExprs:
             return name
         return f"{name} {'+' if delta > 0 else '-'} {abs(delta)}"
 
-    def _store_lanes(self, s: BufferStore, name: str, ks: list, lane_vars: dict):
+    def _store_lanes(self, s: BufferStore, name: str, ks: list, lane_vars: dict, simplify):
         loads = []
         post_order_visit(s.value, lambda e: loads.append(e) if isinstance(e, E.BufferLoad)
                          else None)
         if not loads:
             for k in ks:
-                indices = [lane_of(i, k, lane_vars) for i in s.indices]
-                text = self.expr_text(lane_of(s.value, k, lane_vars), store=True)
+                indices = [lane_index_of(i, k, lane_vars, simplify) for i in s.indices]
+                text = self.expr_text(lane_of(s.value, k, lane_vars, simplify), store=True)
                 self.emit(f"{self.buffer_access(s.buffer, indices)} = {text}", s)
             return
         temps = []
         for n, k in enumerate(ks):
             temp = E.Var(f"{name}_v{n}", dt.element_of(s.value.dtype))
-            text = self.expr_text(lane_of(s.value, k, lane_vars))
+            text = self.expr_text(lane_of(s.value, k, lane_vars, simplify))
             temps.append(self.bind(temp, temp.name_hint, temp.dtype))
             self.emit(f"{temps[-1]} = {text}", s)
         for n, k in enumerate(ks):
-            indices = [lane_of(i, k, lane_vars) for i in s.indices]
+            indices = [lane_index_of(i, k, lane_vars, simplify) for i in s.indices]
             self.emit(f"{self.buffer_access(s.buffer, indices)} = {temps[n]}", s)
 
     def hold_broadcasts(self, s: BufferStore, lane_vars: dict) -> dict:
@@ -253,10 +286,16 @@ class VectorExprs:
         width = max(CHUNK_BYTES // max(dt.bits(s.buffer.dtype) // 8, 1), 1)
         if lanes <= width or lanes % width or id(s.buffer) in self.scalars:
             return 0
-        index = s.indices[-1] if len(s.indices) == 1 else None
-        if not (isinstance(index, Ramp) and isinstance(index.stride, E.IntImm)
-                and index.stride.value != 0):
+        index = s.indices[0] if len(s.indices) == 1 else None
+        if isinstance(index, Ramp):
+            if not (isinstance(index.stride, E.IntImm) and index.stride.value != 0):
+                return 0
+        elif index is None or not _lane_arithmetic(index):
             return 0
+        else:  # the lanes write distinct elements: r // 4 * 64 + r % 4
+            offsets = _lane_offsets(index, lanes)
+            if offsets is None or len(set(offsets)) != lanes:
+                return 0
         safe = True
 
         def check(e):
@@ -266,9 +305,8 @@ class VectorExprs:
             elif isinstance(e, E.BufferLoad) and e.buffer.data is s.buffer.data:
                 safe = safe and e.buffer is s.buffer and len(e.indices) == 1 \
                     and structural_equal(e.indices[0], index)
-            elif isinstance(e, E.BufferLoad) and any(lanes_of(i) > 1 and not isinstance(i, Ramp)
-                                                      for i in e.indices):
-                safe = False  # a gather: its lanes are not a function of k alone
+            elif isinstance(e, E.BufferLoad) and not all(_lane_arithmetic(i) for i in e.indices):
+                safe = False  # a gather: its lanes are not a function of the lane alone
 
         post_order_visit(s.value, check)
         return width if safe else 0

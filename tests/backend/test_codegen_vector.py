@@ -188,3 +188,30 @@ def test_a_vectorized_local_buffer_stays_an_array_written_in_chunks():
     b = np.zeros_like(a)
     f(a, b)
     np.testing.assert_array_equal(b, a * 2 + 1)
+
+
+TILE_2D = textwrap.dedent('''
+    @T.prim_func
+    def f(A: T.Buffer((32, 64), "float32"), B: T.Buffer((32, 64), "float32")):
+        for i_0, j_0 in T.grid(2, 16):
+            for i_1_j_1_fused in T.vectorized(64):
+                with T.block("b"):
+                    vi = T.axis.spatial(32, i_0 * 16 + i_1_j_1_fused // 4)
+                    vj = T.axis.spatial(64, j_0 * 4 + i_1_j_1_fused % 4)
+                    B[vi, vj] = B[vi, vj] + A[vi, vj] * T.float32(2)
+''')
+
+
+def test_a_vectorized_tile_of_rows_is_written_in_chunks_of_whole_rows():
+    # a fused 16 x 4 tile: lane r writes B's element (r // 4, r % 4) of the tile, 64 distinct
+    # elements; a chunk of 16 lanes is 4 rows, its index one base plus constants
+    f = numba_cpu.build(from_source(TILE_2D), cache=False)
+    assert "# a vector store of 64 lanes as 4 chunks of 16" in f.source
+    assert "for B_chunk in range(4):" in f.source
+    assert "B_i = B_chunk * 4 + i_0 * 16\n" in f.source
+    assert "B_v15 = B[B_i + 3, B_j + 3] + A[B_i + 3, B_j + 3] * np.float32(2.0)" in f.source
+    rng = np.random.default_rng(0)
+    a, b = (rng.uniform(-1, 1, (32, 64)).astype("float32") for _ in range(2))
+    out = b.copy()
+    f(a, out)
+    np.testing.assert_array_equal(out, b + a * np.float32(2))

@@ -6,9 +6,11 @@ The PrimFunc is lowered by TIR passes you can print (``numba_cpu.lower(f).show()
 buffers), ``promote_invariant_elements`` (a loop-invariant element held in a one-element
 buffer across the loop), then TVM's default TIR pipeline (blocks gone, buffers flat,
 ``T.vectorized`` loops as ``T.Ramp``/``T.Broadcast`` vectors, ``T.unroll`` loops copied
-out) and ``legalize_half``.  The generator then prints the lowered TIR as Python (numba
-flavour: one-element "local" buffers as scalars, parallel loops -> ``prange``, a vector
-store's lanes one by one, float32 constants typed) and Numba compiles it for C-contiguous
+out), TVM's ``CommonSubexprElimTIR`` (an index repeated in a loop body computed once) and
+``legalize_half``.  The generator then prints the lowered TIR as Python (numba flavour:
+one-element "local" buffers as scalars, parallel loops -> ``prange``, a vector store's lanes
+one by one, parameters in their own shape where a flat index splits, float32 constants
+typed) and Numba compiles it for C-contiguous
 arrays of the buffers' dtypes when it is built.  ``f.source`` is the generated module, for
 learners to read.  The generator only prints: what makes the code fast is in the passes.
 
@@ -53,6 +55,7 @@ from mlckit.tir.op_extern import get_extern
 from mlckit.tir.pipeline import get_tir_pipeline
 from mlckit.tir.stmt import For, ForKind
 from mlckit.tir.transform import (
+    common_subexpr_elim,
     compact_buffer_allocation,
     keep_auto_unrolled_loops,
     legalize_half,
@@ -162,9 +165,10 @@ def lower(func: PrimFunc) -> PrimFunc:
     one-element buffers: scalars in the source), ``promote_invariant_elements`` (a
     loop-invariant element held in a one-element "local" buffer, printed as a scalar:
     ``Y_acc``), TVM's default TIR pipeline (``tir.get_tir_pipeline``: blocks and ``T.init``
-    gone, buffers flat, vectorized loops as ``T.Ramp``/``T.Broadcast``, loops unrolled), then
-    ``legalize_half`` (float16 stored as uint16 bits and computed in float32: Numba has no
-    float16 on a CPU).  As TVM, a ``T.vectorized`` loop of symbolic extent is refused.
+    gone, buffers flat, vectorized loops as ``T.Ramp``/``T.Broadcast``, loops unrolled),
+    ``common_subexpr_elim`` (TVM runs it after the pipeline: Numba types each repeated index
+    once), then ``legalize_half`` (float16 stored as uint16 bits and computed in float32:
+    Numba has no float16 on a CPU).  As TVM, a ``T.vectorized`` loop of symbolic extent is refused.
 
     The promotion runs before the pipeline: on a reduction block it takes the ``T.init()``
     out of the loop (``Y_acc[0] = 0`` before it), where after ``LowerInitBlock`` an
@@ -179,7 +183,7 @@ def lower(func: PrimFunc) -> PrimFunc:
     # vectorized and unrolled loops are left to VectorizeLoop and UnrollLoop
     func = promote_invariant_elements(func, skip=_vectorized_or_unrolled)
     func = get_tir_pipeline("default")(IRModule({"main": func}))["main"]
-    return legalize_half(func)
+    return legalize_half(common_subexpr_elim(func))
 
 
 def _vectorized_or_unrolled(loop: For, outer: list) -> bool:

@@ -14,6 +14,7 @@ Example::
 """
 
 from ._pass import prim_func_pass
+from .common_subexpr_elim import CommonSubexprElim, CommonSubexprElimTIR, common_subexpr_elim
 from .compact_buffer_allocation import CompactBufferAllocation, compact_buffer_allocation
 from .convert_blocks_to_opaque import ConvertBlocksToOpaque, convert_blocks_to_opaque
 from .flatten_buffer import FlattenBuffer, flatten_buffer
@@ -39,6 +40,8 @@ from .unroll_loop import UnrollLoop, unroll_loop
 from .vectorize_loop import VectorizeLoop, vectorize_loop
 
 __all__ = [
+    "CommonSubexprElim",
+    "CommonSubexprElimTIR",
     "CompactBufferAllocation",
     "ConvertBlocksToOpaque",
     "FlattenBuffer",
@@ -56,6 +59,7 @@ __all__ = [
     "ThreadSync",
     "ThreadSyncError",
     "UnrollLoop",
+    "common_subexpr_elim",
     "compact_buffer_allocation",
     "convert_blocks_to_opaque",
     "flatten_buffer",

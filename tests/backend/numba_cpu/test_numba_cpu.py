@@ -21,12 +21,14 @@ def test_source_is_kept_and_uses_prange_unroll_and_hoisting():
     tiled = numba_cpu.build(K.mm_relu_tiled)
     assert "@njit(cache=True, parallel=True)" in tiled.source
     assert "for i in prange(32):" in tiled.source
-    # the T.unroll loop over j1 copied out by UnrollLoop; inside the prange body the
-    # parameters keep their 2-D form (codegen_flat.ParamViews)
-    for j1 in range(4):
-        at = f"Y[i * 32 + j0 * 4{f' + {j1}' if j1 else ''}]"
+    # the T.unroll loop over j1 copied out by UnrollLoop, each copy's index into Y named
+    # once (CommonSubexprElimTIR); the parameters in their 2-D form (codegen_flat.ParamViews)
+    assert "cse_var_5 = i * 32 + j0 * 4\n" in tiled.source
+    for j1, at in enumerate(["cse_var_5", "cse_var_8", "cse_var_7", "cse_var_6"]):
+        if j1:
+            assert f"{at} = cse_var_5 + {j1}\n" in tiled.source
         b = f"B[k, j0 * 4{f' + {j1}' if j1 else ''}]"
-        assert f"{at} = {at} + A[i, k] * {b}" in tiled.source
+        assert f"Y[{at}] = Y[{at}] + A[i, k] * {b}" in tiled.source
     local = numba_cpu.build(K.row_sum_local)
     first_loop = local.source.index("for i in range(6):")
     assert local.source.index('acc = np.empty((1,), dtype="float32")') < first_loop
