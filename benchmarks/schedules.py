@@ -39,7 +39,7 @@ import time
 
 import numpy as np
 
-N_MM = 512  # matmul N x N x N
+N_MM = int(os.environ.get("MLCKIT_BENCH_MM", 512))  # matmul N x N x N (--mm-size)
 CONV = {"ci": 64, "co": 64, "h": 32, "w": 32}  # 3x3, input padded by hand
 ROWS = {"n": 256, "m": 1024}  # softmax / layer_norm: n rows of m
 
@@ -422,8 +422,12 @@ def main():
     parser.add_argument("--numpy-args", action="store_true",
                         help="mlckit gets plain NumPy arrays, timed through time_evaluator "
                              "(TVM keeps its own tensors)")
+    parser.add_argument("--mm-size", type=int,
+                        help=f"the matmuls' N (default {N_MM}; issue 27 measures 1024)")
     parser.add_argument("--child", choices=["mlckit", "tvm"], help=argparse.SUPPRESS)
     args = parser.parse_args()
+    if args.mm_size:  # the children read it when they import this file
+        os.environ["MLCKIT_BENCH_MM"] = str(args.mm_size)
     if args.child:
         return child(args.child, args.repeat, args.only, args.numpy_args)
     print(f"{os.cpu_count()} cores; each figure the best of {args.rounds} alternating runs x "
