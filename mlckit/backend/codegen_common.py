@@ -47,8 +47,8 @@ class Flavour:
     # own shape in vector lanes and prange bodies (C[C_i, C_j + 1]): codegen_flat
     flat_params: bool = False
     # ... and everywhere the split of the flat index is exact, the leading dimension may be
-    # symbolic (numba_cuda: a reshape in a kernel is a call and a stack frame per thread;
-    # numba_cpu: Numba compiles each reshape, a tenth of a small kernel's compile time)
+    # symbolic (numba_cuda: a reshape in a kernel is a call and a stack frame per thread; on
+    # the CPU the flat index runs faster: LLVM sees constant strides)
     nd_param_views: bool = False
     # ... and where a part may leave its dimension, it carries into the one before, as
     # mixed-radix digits (``[f // 64, f % 64]``; the CPU keeps the flat view there instead)
@@ -60,7 +60,7 @@ class Flavour:
 
 LNUMPY = Flavour("lnumpy", numpy_vectors=True)
 NUMBA = Flavour("numba", typed_float_consts=True, prange=True, njit_helpers=True,
-                scalar_registers=True, flat_params=True, nd_param_views=True)
+                scalar_registers=True, flat_params=True)
 
 
 

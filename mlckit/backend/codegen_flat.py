@@ -1,20 +1,16 @@
 """Lowered TIR's flat views of the parameters, printed in the parameter's own shape where
-the flat index splits exactly (the numba flavours).
+that helps LLVM (the numba flavour).
 
 FlattenBuffer gives every access a flat index (``C_1[i_0 * 16384 + i_1 * 512 + j_0 * 32 +
-j_1]`` through ``C_1 = T.Buffer((262144,), data=C.data)``), as TVM's does.  The numba
-flavours print such an access in the parameter's own shape wherever the flat index splits
-into one index per dimension (``C[i_0 * 32 + i_1, j_0 * 32 + j_1]``, ``ParamViews``), and
-through a view (``C_1 = C.reshape((262144,))``) only where it does not (a fused loop's
-``f`` crossing rows).  Why: Numba compiles each ``reshape`` (a tenth of a small kernel's
-compile time); LLVM's SLP vectorizer packs neighbouring lanes it sees through Numba's N-D
-index arithmetic (``C[C_i, C_j + 1]``), not through flat sums; and in a ``prange`` body an
-array reached under two names loses writes.  numba_cuda also carries a part that leaves its
-dimension into the one before (``[f // 64, f % 64]``): a reshape in a kernel is a call.
+j_1]`` through ``C_1 = C.reshape((262144,))``), with the strides constants LLVM sees, as
+TVM's does.  Two places print the parameter's own shape instead (``ParamViews``): a vector
+store's lanes, whose neighbouring elements LLVM's SLP vectorizer finds through Numba's N-D
+index arithmetic (``C[C_i, C_j + 1]``) and not through flat sums, and a ``prange`` body,
+where Numba's parallel lowering loses writes to an array reached under two names.
 
 Example::
 
-    print(numba_cpu.build(tiled_matmul).source)    # C[i_0 * 32 + i_1, j_0 * 32 + j_1]
+    print(numba_cpu.build(tiled_matmul).source)    # C_1[...] and, in lanes, C[C_i, C_j + 1]
 """
 
 from __future__ import annotations
@@ -61,7 +57,12 @@ class FlatParams:
 class ParamViews:
     """Mixin of the generator: lowered TIR's flat views of constant-shape parameters
     (``C_1 = T.Buffer((262144,), data=C.data)``) indexed in the parameter's own shape where
-    the split of the flat index is exact (the module's docstring says why); an index ``let``
+    the split of the flat index is exact: in a vector's lanes and in ``prange`` bodies.
+
+    Why: LLVM's SLP vectorizer packs neighbouring lanes it sees through Numba's N-D index
+    arithmetic (``C[vi, vj + 1]``), not through flat sums; and in a ``prange`` body one array
+    reached under two names loses writes (see ``FlatParams.in_prange``).  Elsewhere the flat
+    index stays: LLVM sees constant strides.  An index ``let``
     (``cse_var_1``, CommonSubexprElimTIR) is seen through for the split.
     """
 

@@ -1,9 +1,8 @@
-"""numba_cpu prints the lowered TIR's flat buffers: an allocated buffer flat (the index a sum
-over loop variables, as TVM's FlattenBuffer and Simplify write it); FlattenBuffer's flat view
-of a parameter is indexed in the parameter's own shape wherever the flat index splits exactly
-into one index per dimension (``C[i, 7]``: ``codegen_flat.ParamViews``; Numba compiles no
-``reshape``), and through the view (``B_1 = B.reshape((64,))``) where it does not; lnumpy,
-which prints the un-lowered PrimFunc, keeps the 2-D form everywhere."""
+"""numba_cpu prints the lowered TIR's flat buffers: FlattenBuffer's views of the parameters
+(``B_1 = B.reshape((32,))``, the flat index a sum over loop variables, as TVM's FlattenBuffer
+and Simplify write it); in vector lanes and ``prange`` bodies a parameter of constant shape
+is indexed in its own shape (``C[i, 7]``: ``codegen_flat.ParamViews``); lnumpy, which
+prints the un-lowered PrimFunc, keeps the 2-D form everywhere."""
 
 from __future__ import annotations
 
@@ -39,13 +38,14 @@ SCALE = textwrap.dedent('''
 ''')
 
 
-def test_parameters_are_indexed_in_their_own_shape_where_the_flat_index_splits():
+def test_constant_shape_parameters_are_read_through_flat_views():
     func = from_source(SCALE)
     src = str(generate(numba_cpu.lower(func), NUMBA))
-    assert "reshape" not in src  # A's leading extent n is symbolic: split all the same
-    # T2 is allocated flat
+    assert "    A_1 = A.reshape((n * 8,))\n" in src and "    B_1 = B.reshape((32,))\n" in src
+    # T2 is allocated flat; C is only written by lanes: in its own shape
     assert 'T2 = np.empty((32,), dtype="float32")' in src
-    assert "T2[i * 8 + j] = A[i, j] + B[i, j]" in src
+    assert "cse_var_1 = i * 8 + j\n" in src  # the index, named once (CommonSubexprElimTIR)
+    assert "T2[cse_var_1] = A_1[cse_var_1] + B_1[cse_var_1]" in src
     assert "C[i, 7] = C_v7" in src and "C_1" not in src
     assert "reshape" not in str(generate(func, LNUMPY))
     rng = np.random.default_rng(0)
@@ -79,14 +79,16 @@ def test_a_prange_body_keeps_the_2d_form_and_its_writes():
     np.testing.assert_allclose(c, a @ b, rtol=1e-5, atol=1e-6)
 
 
-def test_a_flat_index_splits_into_one_index_per_dimension():
-    # TVM's FlattenBuffer + Simplify write C_1[i_0 * 32 + i_1 * 8 + j_0 * 4 + j_1]: the terms
-    # whose coefficient divides by a row's stride index that row
+def test_a_flat_index_is_a_sum_over_loop_variables_largest_stride_first():
+    # as TVM's FlattenBuffer + Simplify write it; LLVM then addresses the unrolled j_1
+    # copies as one base plus constant offsets
     func = tile_matmul(from_source(textwrap.dedent(NAIVE)), 4, 4, 2).mod["main"]  # 8 x 8 x 8
     src = numba_cpu.build(func, cache=False).source
-    assert ("C[i_0 * 4 + i_1, j_0 * 4 + j_1] = C[i_0 * 4 + i_1, j_0 * 4 + j_1]"
-            " + A_ik * B[k_0 * 2 + k_1, j_0 * 4 + j_1]") in src
-    assert "C[i_0 * 4 + i_1_init, j_0 * 4 + j_1_init] = 0.0" in src
+    # (the index named once by CommonSubexprElimTIR, its part j_0 * 4 shared with B's)
+    assert "cse_var_2 = i_0 * 32 + i_1 * 8 + cse_var_1 + j_1\n" in src
+    assert ("C_1[cse_var_2] = C_1[cse_var_2] + A_ik * B_1[k_0 * 16 + k_1 * 8 + cse_var_1 + j_1]"
+            in src)
+    assert "C_1[i_0 * 32 + i_1_init * 8 + j_0 * 4 + j_1_init] = 0.0" in src
     assert "vi" not in src
     rng = np.random.default_rng(0)
     a, b = (rng.uniform(-1, 1, (8, 8)).astype("float32") for _ in range(2))
@@ -96,7 +98,7 @@ def test_a_flat_index_splits_into_one_index_per_dimension():
         np.testing.assert_allclose(c, a @ b, rtol=1e-5, atol=1e-6)
 
 
-def test_a_reversed_index_subtracts_and_a_fused_one_that_does_not_split_keeps_the_flat_view():
+def test_a_reversed_index_gets_a_negative_stride_and_a_fused_one_divides_the_loop_variable():
     # vi = ij // 8, vj = ij % 8 substituted into the flat index
     func = from_source(textwrap.dedent('''
         @T.prim_func
@@ -109,11 +111,10 @@ def test_a_reversed_index_subtracts_and_a_fused_one_that_does_not_split_keeps_th
     sch = tir.Schedule(func)
     sch.fuse(*sch.get_loops(sch.get_block("B")))
     src = numba_cpu.build(func, cache=False).source
-    assert "B[i, j] = A[7 - i, j] * np.float32(2.0)" in src  # flat: A_1[j - i * 8 + 56]
+    assert "B_1[cse_var_1 + j] = A_1[j - cse_var_1 + 56] * np.float32(2.0)" in src  # i * 8
     src = numba_cpu.build(sch.mod["main"], cache=False).source
-    # B_1[i_j_fused] may cross B's rows (the bound of i_j_fused is 64): B stays flat
-    assert "B_1 = B.reshape((64,))" in src
-    assert "B_1[i_j_fused] = A[7 - i_j_fused // 8, i_j_fused % 8] * np.float32(2.0)" in src
+    assert ("B_1[i_j_fused] = A_1[i_j_fused % 8 - i_j_fused // 8 * 8 + 56] * np.float32(2.0)"
+            in src)
     a = np.arange(64, dtype="float32").reshape(8, 8)
     for f in (func, sch.mod["main"]):
         b = np.zeros_like(a)

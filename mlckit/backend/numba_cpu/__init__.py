@@ -9,8 +9,7 @@ buffer across the loop), then TVM's default TIR pipeline (blocks gone, buffers f
 out), TVM's ``CommonSubexprElimTIR`` (an index repeated in a loop body computed once) and
 ``legalize_half``.  The generator then prints the lowered TIR as Python (numba flavour:
 one-element "local" buffers as scalars, parallel loops -> ``prange``, a vector store's lanes
-one by one, parameters in their own shape where a flat index splits, float32 constants
-typed) and Numba compiles it for C-contiguous
+one by one, float32 constants typed) and Numba compiles it for C-contiguous
 arrays of the buffers' dtypes when it is built.  ``f.source`` is the generated module, for
 learners to read.  The generator only prints: what makes the code fast is in the passes.
 
@@ -309,6 +308,29 @@ class NumbaFunction:
                 v = values[k]
                 values[k] = v.view(np.uint16) if isinstance(v, np.ndarray) else np.float32(v)
         self.dispatcher(*values)
+
+    def unchecked_entry(self, arrays: list):
+        """Numba's compiled function, to call without the argument check, when the check
+        would pass ``arrays`` on unchanged; None otherwise.  ``arrays``: one ``(shape,
+        numpy dtype)`` per argument, of C-contiguous, aligned, writable ``np.ndarray``s the
+        caller guarantees (the VM, for the tensors it allocated and the arguments it
+        checked).  Every parameter must be a buffer of that constant shape and dtype (not
+        float16, which the check reinterprets).
+
+        Example::
+
+            run = f.unchecked_entry([((128, 128), np.dtype("float32"))] * 3)
+            run(a, b, c)   # a, b, c as promised: no check, Numba's dispatch only
+        """
+        if self._half or len(arrays) != len(self.signature.params):
+            return None
+        for (shape, dtype), (_pname, buf, _var) in zip(arrays, self.signature.params):
+            if buf is None or np.dtype(dt.to_numpy(buf.dtype)) != dtype:
+                return None
+            if tuple(shape) != tuple(d.value if isinstance(d, IntImm) else None
+                                     for d in buf.shape):
+                return None
+        return self.dispatcher
 
     @property
     def py_func(self):

@@ -312,9 +312,14 @@ def alloc_storage(vm, size, device_index=0, dtype=None, scope="global"):
     return storage
 
 
+def tensor_key(offset, shape, dtype) -> tuple:
+    """The key of a tensor in its storage's cache of views (``Storage.views``)."""
+    return (offset, shape, dtype)
+
+
 @builtin("vm.builtin.alloc_tensor")
 def alloc_tensor(storage, offset, shape, dtype):
-    key = (offset, shape, dtype)
+    key = tensor_key(offset, shape, dtype)
     view = storage.views.get(key)
     if view is not None:
         return view

@@ -11,6 +11,9 @@ written out once as Python source, one line per instruction, registers as local 
         if type(r0) is not ndarray or r0.shape != (1, 784):
             f1(r0, None, 2, 0, 1, 0, 784, k3)
         r5 = f6(vm, k4, 0, k2, k5)                  # vm.builtin.alloc_storage
+        r6 = r5.views.get(k6)                       # vm.builtin.alloc_tensor: the view the
+        if r6 is None:                              # storage keeps, else the builtin
+            r6 = f7(r5, 0, k7, k2)
         ...
         r7 = r6                                     # vm.builtin.copy
         return r13
@@ -19,6 +22,17 @@ Same calls, same order, same checks: the argument checks ``VMShapeLower`` emitte
 inline guard on the common case (a NumPy array of the right rank, dtype, static shape) and
 call the builtin — which raises the located error — only when the guard fails.  ``source``
 is kept for reading; ``line_pc`` maps a line to its instruction, for error notes.
+
+A kernel whose arguments the VM knows — tensors it allocated (``alloc_tensor`` of a static
+shape: compact, aligned, writable) and arguments past their guards — is called without its
+own argument check, through the kernel's ``unchecked_entry`` (Numba's dispatcher): the check
+costs more than the kernel on small tensors.  The arguments count as checked when each is
+a compact, aligned, writable array (``fast``, tested once per call); otherwise the kernel
+is called as usual, and checks::
+
+        fast = type(r0) is ndarray and r0.flags.carray
+        ...
+        rv = (d5 if fast else f5)(r0, r2)           # add_one: r2 allocated here
 """
 
 from __future__ import annotations
@@ -27,6 +41,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from .builtins import tensor_key
 from .bytecode import VM_REGISTER, VOID_REGISTER, ArgKind, Opcode
 
 
@@ -66,6 +81,14 @@ class _Writer:
         self.funcs: set[int] = set()
         self.written = set(range(self.info.num_args))
         self.read_first: set[int] = set()
+        # what the code knows of a register: (shape, dtype) of a tensor it allocated, or of
+        # an argument past its guards (``guards``: register -> {"shape": ..., "dtype": ...})
+        self.known: dict[int, tuple] = {}
+        self.guards: dict[int, dict] = {}
+        self.entries: dict[int, str] = {}  # func index -> the constant of its unchecked entry
+        self.reassigned: set[int] = set()  # arguments' registers written by the code
+        self.tensor_keys: dict = {}  # alloc_tensor's cache keys, each once
+        self.fast_params: set[int] = set()  # arguments a kernel call relies on being compact
 
     # -- values -------------------------------------------------------------------------
     def const(self, value) -> str:
@@ -99,6 +122,10 @@ class _Writer:
         if r == VOID_REGISTER:
             return "rv"
         self.written.add(r)
+        self.known.pop(r, None)
+        self.guards.pop(r, None)
+        if r < self.info.num_args:
+            self.reassigned.add(r)
         return f"r{r}"
 
     # -- instructions -------------------------------------------------------------------
@@ -121,6 +148,11 @@ class _Writer:
             used = sorted(self.funcs)
             body.append(f"{', '.join(f'f{i}' for i in used)}{',' if len(used) == 1 else ''} = "
                         f"{', '.join(f'funcs[{i}]' for i in used)}")
+        for i in sorted(self.entries):
+            body.append(f"d{i} = {self.entries[i]}  # {self.table[i].name}, unchecked")
+        if self.fast_params:
+            body.append("fast = " + " and ".join(
+                f"type(r{r}) is ndarray and r{r}.flags.carray" for r in sorted(self.fast_params)))
         body.append("rv = None")
         for r in sorted(self.read_first):
             body.append(f"r{r} = None")
@@ -148,7 +180,51 @@ class _Writer:
                 return [text]
         self.funcs.add(ins.func_idx)
         args = ", ".join(self.arg(a) for a in ins.args)
-        return [f"{self.dst(ins.dst)} = f{ins.func_idx}({args})"]
+        callee = self.unchecked(ins)
+        return [f"{self.dst(ins.dst)} = {callee}({args})"]
+
+    def unchecked(self, ins) -> str:
+        """How to call function ``ins.func_idx``: ``f<i>``, or its unchecked entry ``d<i>``
+        where every argument is a tensor the code knows (module docstring)."""
+        callee = f"f{ins.func_idx}"
+        entry = getattr(self.vm._funcs[ins.func_idx], "unchecked_entry", None)
+        if entry is None or not ins.args or any(
+                a.kind != ArgKind.Register or a.value not in self.known for a in ins.args):
+            return callee
+        run = entry([self.known[a.value] for a in ins.args])
+        if run is None:
+            return callee
+        self.entries[ins.func_idx] = self.const(run)
+        params = {a.value for a in ins.args if a.value < self.info.num_args}
+        if not params:
+            return f"d{ins.func_idx}"
+        self.fast_params |= params
+        return f"(d{ins.func_idx} if fast else {callee})"
+
+    def note_allocation(self, ins) -> None:
+        """``alloc_tensor(storage, offset, shape, dtype)`` of a static shape: the result is a
+        compact, aligned, writable array the code knows."""
+        if len(ins.args) != 4:
+            return
+        shape, dtype = ins.args[2], ins.args[3]
+        if getattr(self.vm.memory, "on_device", True) or shape.kind != ArgKind.ConstIdx \
+                or dtype.kind != ArgKind.ConstIdx:
+            return  # a device array (memory.py) is not a NumPy array
+        try:
+            dims = tuple(int(d) for d in self.consts[shape.value])
+            self.known[ins.dst] = (dims, np.dtype(str(self.consts[dtype.value])))
+        except (TypeError, ValueError):
+            return
+
+    def note_guard(self, r: int, **facts) -> None:
+        """An argument past a guard: once both its dtype and static shape are guarded, the
+        code knows it (a compact one: ``fast``)."""
+        if r >= self.info.num_args or r in self.reassigned:
+            return
+        seen = self.guards.setdefault(r, {})
+        seen.update(facts)
+        if "shape" in seen and "dtype" in seen:
+            self.known[r] = (seen["shape"], seen["dtype"])
 
     def guarded(self, ins, condition: str) -> str:
         """``if <condition>: <the builtin call>`` (the builtin raises the located error)."""
@@ -167,7 +243,28 @@ def _copy(w: _Writer, ins):
     if len(ins.args) != 1 or ins.args[0].kind != ArgKind.Register:
         return None
     src = w.reg(ins.args[0].value)
-    return f"{w.dst(ins.dst)} = {src}"
+    known = w.known.get(ins.args[0].value)
+    text = f"{w.dst(ins.dst)} = {src}"
+    if known is not None and ins.args[0].value >= w.info.num_args:
+        w.known[ins.dst] = known  # an argument's knowledge rests on ``fast``: not copied
+    return text
+
+
+def _alloc_tensor(w: _Writer, ins):
+    """A tensor of constant offset, shape and dtype: its storage's cached view when there is
+    one (the call's own first step, without the call), else the builtin."""
+    args = ins.args
+    if len(args) != 4 or args[0].kind != ArgKind.Register or args[1].kind != ArgKind.Immediate \
+            or any(a.kind != ArgKind.ConstIdx for a in args[2:]):
+        return None
+    w.funcs.add(ins.func_idx)
+    storage = w.reg(args[0].value)
+    key = tensor_key(int(args[1].value), w.consts[args[2].value], w.consts[args[3].value])
+    key = w.const(w.tensor_keys.setdefault(key, key))  # one constant per distinct key
+    call = ", ".join(w.arg(a) for a in args)
+    dst = w.dst(ins.dst)
+    w.note_allocation(ins)
+    return f"{dst} = {storage}.views.get({key})\nif {dst} is None:\n    {dst} = f{ins.func_idx}({call})"
 
 
 def _check_tensor_info(w: _Writer, ins):
@@ -182,6 +279,7 @@ def _check_tensor_info(w: _Writer, ins):
         cond.append(f"{x}.ndim != {ndim}")
     if dtype:
         cond.append(f"{x}.dtype != {w.const(np.dtype(str(dtype)))}")
+        w.note_guard(args[0].value, dtype=np.dtype(str(dtype)))
     return w.guarded(ins, " or ".join(cond))
 
 
@@ -198,10 +296,12 @@ def _match_shape(w: _Writer, ins):
         return None  # symbolic dims: stores and loads of the shape heap, by the builtin
     x = w.reg(args[0].value)
     shape = tuple(int(codes[2 * d + 1].value) for d in range(ndim))
+    w.note_guard(args[0].value, shape=shape)
     return w.guarded(ins, f"type({x}) is not ndarray or {x}.shape != {shape!r}")
 
 
 _SPECIAL = {
+    "vm.builtin.alloc_tensor": _alloc_tensor,
     "vm.builtin.copy": _copy,
     "vm.builtin.check_tensor_info": _check_tensor_info,
     "vm.builtin.match_shape": _match_shape,

@@ -9,14 +9,18 @@ from numba import njit
 
 @njit(cache=True)
 def mm_relu(A, B, C):
+    A_1 = A.reshape((16384,))
+    B_1 = B.reshape((16384,))
+    C_1 = C.reshape((16384,))
     Y = np.empty((16384,), dtype="float32")
     # Y_acc: a one-element "local" buffer, held in a scalar
     for i in range(128):
         for j in range(128):
             Y_acc = np.float32(0.0)
             for k in range(128):
-                Y_acc = Y_acc + A[i, k] * B[k, j]
+                Y_acc = Y_acc + A_1[i * 128 + k] * B_1[k * 128 + j]
             Y[i * 128 + j] = Y_acc
     for i in range(128):
         for j in range(128):
-            C[i, j] = max(Y[i * 128 + j], np.float32(0.0))
+            cse_var_1 = i * 128 + j
+            C_1[cse_var_1] = max(Y[cse_var_1], np.float32(0.0))

@@ -58,7 +58,7 @@ def test_allocation_is_not_hoisted_out_of_a_parallel_loop():
 
 def test_float32_constants_are_typed():
     src = numba_cpu.build(K.mm_relu).source
-    assert "max(Y[i * 128 + j], np.float32(0.0))" in src
+    assert "max(Y[cse_var_1], np.float32(0.0))" in src
 
 
 @pytest.mark.parametrize(
@@ -240,3 +240,19 @@ def test_structurally_equal_kernels_with_other_names_keep_their_own_names():
     lower(np.arange(4, dtype="float32"), out)
     np.testing.assert_array_equal(out, np.arange(4) + 1)
     assert numba_cpu.build(_add_one_upper) is upper
+
+
+def test_the_unchecked_entry_is_given_only_for_arrays_the_check_would_pass_unchanged():
+    f = numba_cpu.build(K.relu)  # A, B: (1024,) float32
+    f32 = np.dtype("float32")
+    run = f.unchecked_entry([((1024,), f32), ((1024,), f32)])
+    assert run is f.dispatcher
+    a = np.linspace(-1, 1, 1024, dtype="float32")
+    b = np.zeros(1024, "float32")
+    run(a, b)
+    np.testing.assert_array_equal(b, np.maximum(a, 0))
+    assert f.unchecked_entry([((1024,), f32), ((512,), f32)]) is None  # a shape differs
+    assert f.unchecked_entry([((1024,), f32), ((1024,), np.dtype("float64"))]) is None
+    assert f.unchecked_entry([((1024,), f32)]) is None  # an argument missing
+    # a symbolic shape: the check computes its size
+    assert numba_cpu.build(K.mm_symbolic).unchecked_entry([((4, 4), f32)] * 3) is None

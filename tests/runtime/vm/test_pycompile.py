@@ -82,3 +82,58 @@ def test_profiling_times_every_call_in_the_interpreter(vm):
     report = vm.profile(_x(2), *ARGS)
     assert {"linear0", "relu0", "linear1", "vm.builtin.match_shape"} <= {r.name for r in
                                                                           report.rows}
+
+
+# -- kernels called without their own check ---------------------------------------------------
+@R.function
+def two_kernels(x: R.Tensor((4, 8), "float32"), y: R.Tensor((4, 8), "float32")):
+    with R.dataflow():
+        s = R.add(x, y)
+        p = R.multiply(s, s)
+        R.output(p)
+    return p
+
+
+@pytest.fixture(scope="module")
+def static_vm():
+    return relax.VirtualMachine(relax.build(two_kernels, target="llvm"), mlckit.cpu())
+
+
+def _xy():
+    rng = np.random.default_rng(0)
+    return (rng.standard_normal((4, 8)).astype("float32"),
+            rng.standard_normal((4, 8)).astype("float32"))
+
+
+def test_a_kernel_on_tensors_the_vm_knows_is_called_without_its_check(static_vm):
+    source = static_vm.python_source("main")
+    # the kernel reading the arguments: unchecked when both are compact, aligned, writable
+    assert "fast = type(r0) is ndarray and r0.flags.carray and type(r1) is ndarray and " \
+           "r1.flags.carray" in source
+    lines = [ln.strip() for ln in source.splitlines()]
+    add = next(ln for ln in lines if "if fast else" in ln)
+    assert add.endswith("(r0, r1, r3)")
+    # the kernel reading the tensor the VM allocated: unchecked always
+    mul = next(ln for ln in lines if ln.startswith("rv = d") and "if fast" not in ln)
+    assert mul.endswith("(r4, r4, r6)")  # r4: a copy of r3
+    assert any(ln.endswith("# multiply, unchecked") for ln in lines)
+    x, y = _xy()
+    np.testing.assert_allclose(static_vm["main"](x, y).numpy(), (x + y) ** 2, rtol=1e-6)
+
+
+@pytest.mark.parametrize("make", [
+    lambda a: np.repeat(a, 2, axis=1)[:, ::2],  # a strided view: the check compacts it
+    lambda a: np.broadcast_to(a, (4, 8)),  # read-only: Numba would type it differently
+    np.asfortranarray,  # column-major: compacted by the check as well
+], ids=["strided", "read-only", "fortran"])
+def test_arguments_not_compact_aligned_and_writable_take_the_checked_call(static_vm, make):
+    x, y = _xy()
+    arg = make(x)
+    assert not arg.flags.carray
+    np.testing.assert_allclose(static_vm["main"](arg, y).numpy(), (x + y) ** 2, rtol=1e-6)
+
+
+def test_a_wrong_shape_is_still_refused_before_any_kernel_runs(static_vm):
+    x, y = _xy()
+    with pytest.raises(ValueError, match=r"argument 'y' \(param\[1\]\) does not match"):
+        static_vm["main"](x, y[:, :7].copy())
