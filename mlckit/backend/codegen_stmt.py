@@ -51,6 +51,23 @@ def _lines(items):
             yield item
 
 
+def drop_or_inline(out: list, let, name: str, summand: str, wrapped: str) -> None:
+    """The index let ``let`` (the line ``name = ...`` in ``out``) dropped when the lines after
+    it read ``name`` nowhere (a parameter's N-D index printed through it), written into its
+    one use when read once (``summand`` where a sum needs no parentheses, else ``wrapped``):
+    the source reads as the indices it computes."""
+    at = next(k for k, item in enumerate(out) if item is let)
+    word = re.compile(rf"\b{re.escape(name)}\b")
+    uses = [line for line in _lines(out[at + 1:]) for _ in word.finditer(line.text)]
+    if len(uses) > 1:
+        return
+    del out[at]
+    if uses:
+        (line,) = uses
+        line.text = word.sub(lambda m: summand if _a_summand(line.text, m) else wrapped,
+                             line.text)
+
+
 def _a_summand(text: str, m) -> bool:
     """Whether the match ``m`` in ``text`` is a term of a sum alone: what comes before it
     starts an expression, adds to it or compares with it, what follows ends it, adds or
@@ -117,28 +134,14 @@ class StmtWriter:
         index = is_index_arithmetic(s.value)
         if index:  # a parameter's N-D index sees through it (codegen_flat.ParamViews)
             self.let_values[id(s.var)] = self.through_lets(s.value)
-        start = len(self.out)
+            texts = self.expr(s.value, P_ADD), self.expr(s.value, P_ATOM)
         self.emit(f"{name} = {value}", s)
+        out, line = self.out, self.out[-1]
         self.stmt(s.body)
         if index:
             del self.let_values[id(s.var)]
-            self.drop_or_inline(start, name, s.value)
+            drop_or_inline(out, line, name, *texts)
         self.pop_scope()
-
-    def drop_or_inline(self, at: int, name: str, value):
-        """The index let printed at ``self.out[at]`` dropped when its body reads it nowhere
-        (the parameters' N-D indices print through it), written into its one use when read
-        once: the source reads as the indices it computes."""
-        word = re.compile(rf"\b{re.escape(name)}\b")
-        uses = [line for line in _lines(self.out[at + 1:]) for _ in word.finditer(line.text)]
-        if len(uses) > 1:
-            return
-        del self.out[at]
-        if uses:
-            (line,) = uses
-            summand, wrapped = self.expr(value, P_ADD), self.expr(value, P_ATOM)
-            line.text = word.sub(lambda m: summand if _a_summand(line.text, m) else wrapped,
-                                 line.text)
 
     def stmt_AttrStmt(self, s: AttrStmt):
         """A thread launched by lowered TIR (``T.launch_thread("threadIdx.x", 16) as j``,
