@@ -257,10 +257,13 @@ def _alloc_tensor(w: _Writer, ins):
     if len(args) != 4 or args[0].kind != ArgKind.Register or args[1].kind != ArgKind.Immediate \
             or any(a.kind != ArgKind.ConstIdx for a in args[2:]):
         return None
-    w.funcs.add(ins.func_idx)
     storage = w.reg(args[0].value)
     key = tensor_key(int(args[1].value), w.consts[args[2].value], w.consts[args[3].value])
-    key = w.const(w.tensor_keys.setdefault(key, key))  # one constant per distinct key
+    try:
+        key = w.const(w.tensor_keys.setdefault(key, key))  # one constant per distinct key
+    except TypeError:  # an unhashable shape: the builtin does not cache its view either
+        return None
+    w.funcs.add(ins.func_idx)
     call = ", ".join(w.arg(a) for a in args)
     dst = w.dst(ins.dst)
     w.note_allocation(ins)
