@@ -15,6 +15,8 @@ written out once as Python source, one line per instruction, registers as local 
         if r6 is None:                              # storage keeps, else the builtin
             r6 = f7(r5, 0, k7, k2)
         ...
+        r9 = r6  # r5's view, as before             # the same storage and key again
+        ...
         r7 = r6                                     # vm.builtin.copy
         return r13
 
@@ -88,6 +90,8 @@ class _Writer:
         self.entries: dict[int, str] = {}  # func index -> the constant of its unchecked entry
         self.reassigned: set[int] = set()  # arguments' registers written by the code
         self.tensor_keys: dict = {}  # alloc_tensor's cache keys, each once
+        # (storage register, key) -> the register holding the view alloc_tensor gave
+        self.views: dict[tuple, int] = {}
         self.fast_params: set[int] = set()  # arguments a kernel call relies on being compact
 
     # -- values -------------------------------------------------------------------------
@@ -124,6 +128,8 @@ class _Writer:
         self.written.add(r)
         self.known.pop(r, None)
         self.guards.pop(r, None)
+        for held in [k for k, v in self.views.items() if r in (k[0], v)]:
+            del self.views[held]
         if r < self.info.num_args:
             self.reassigned.add(r)
         return f"r{r}"
@@ -265,8 +271,13 @@ def _alloc_tensor(w: _Writer, ins):
         return None
     w.funcs.add(ins.func_idx)
     call = ", ".join(w.arg(a) for a in args)
+    earlier = w.views.get((args[0].value, key))
     dst = w.dst(ins.dst)
     w.note_allocation(ins)
+    if earlier is not None:  # the storage keeps one view per key: the one taken before
+        w.views[(args[0].value, key)] = ins.dst
+        return f"{dst} = r{earlier}  # {storage}'s view, as before"
+    w.views[(args[0].value, key)] = ins.dst
     return f"{dst} = {storage}.views.get({key})\nif {dst} is None:\n    {dst} = f{ins.func_idx}({call})"
 
 

@@ -137,3 +137,26 @@ def test_a_wrong_shape_is_still_refused_before_any_kernel_runs(static_vm):
     x, y = _xy()
     with pytest.raises(ValueError, match=r"argument 'y' \(param\[1\]\) does not match"):
         static_vm["main"](x, y[:, :7].copy())
+
+
+@R.function
+def chain(x: R.Tensor((4, 8), "float32")):
+    with R.dataflow():
+        a = R.add(x, x)
+        b = R.add(a, a)
+        c = R.add(b, b)
+        d = R.add(c, c)
+        R.output(d)
+    return d
+
+
+def test_a_storage_used_again_gives_the_view_taken_before():
+    # planned memory: a, b, c take turns in two storages, d (returned) has its own; a
+    # storage keeps one view per shape and dtype, so c reuses the view a was given
+    vm = relax.VirtualMachine(relax.build(chain, target="llvm"), mlckit.cpu())
+    source = vm.python_source("main")
+    assert source.count(".views.get(") == 3
+    assert "r7 = r2  # r1's view, as before" in source
+    x, _ = _xy()
+    np.testing.assert_allclose(vm["main"](x).numpy(), x * 16, rtol=1e-6)
+    np.testing.assert_allclose(vm["main"](x + 1).numpy(), (x + 1) * 16, rtol=1e-6)
