@@ -50,9 +50,6 @@ class Flavour:
     # symbolic (numba_cuda: a reshape in a kernel is a call and a stack frame per thread; on
     # the CPU the flat index runs faster: LLVM sees constant strides)
     nd_param_views: bool = False
-    # ... and where a part may leave its dimension, it carries into the one before, as
-    # mixed-radix digits (``[f // 64, f % 64]``; the CPU keeps the flat view there instead)
-    nd_param_carry: bool = False
     # vector TIR (T.Ramp / T.Broadcast after VectorizeLoop) as whole NumPy arrays and slices;
     # otherwise lane by lane (codegen_vector)
     numpy_vectors: bool = False

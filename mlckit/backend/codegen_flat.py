@@ -77,7 +77,7 @@ class ParamViews:
                 or owner.dtype != buf.dtype:
             return None
         parts = self.split_flat(self.through_lets(indices[0]), *self.flat[id(owner)],
-                                carry=self.flavour.nd_param_carry)
+                                carry=self.flavour.nd_param_views)
         if parts is None:
             return None
         name = self.names[id(owner)]

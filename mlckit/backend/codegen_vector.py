@@ -100,16 +100,12 @@ def _lane_offsets(index, lanes: int):
     """The constant each lane of the vector ``index`` adds to a part shared by every lane,
     or None when the lanes do not share one (``r // 4 * 64 + r % 4`` over 64 lanes -> 0, 1,
     2, 3, 64, 65, ...)."""
-    rest, offsets = ..., []
-    for k in range(lanes):
-        r, off = _split_offset(lane_of(index, k, {}))
-        if rest is ... or (r is None and rest is None) or (r is not None and rest is not None
-                                                           and structural_equal(r, rest)):
-            rest = r
-            offsets.append(off)
-        else:
-            return None
-    return offsets
+    parts = [_split_offset(lane_of(index, k, {})) for k in range(lanes)]
+    rest = parts[0][0]
+    if any((r is None) != (rest is None) or (r is not None and not structural_equal(r, rest))
+           for r, _ in parts):
+        return None
+    return [offset for _, offset in parts]
 
 
 def _split_offset(e) -> tuple:

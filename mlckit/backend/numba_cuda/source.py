@@ -36,8 +36,7 @@ __all__ = ["CUDA", "cuda_source"]
 
 # a T.unroll loop UnrollLoop leaves (an explicit pragma of 0, a symbolic extent) is printed
 # as a loop, which NVVM unrolls
-CUDA = Flavour("numba_cuda", typed_float_consts=True, flat_params=True, nd_param_views=True,
-               nd_param_carry=True)
+CUDA = Flavour("numba_cuda", typed_float_consts=True, flat_params=True, nd_param_views=True)
 
 # float intrinsics with a ``math`` function of the same meaning (CUDA's libdevice behind it)
 _MATH = {

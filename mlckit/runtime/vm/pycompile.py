@@ -274,10 +274,9 @@ def _alloc_tensor(w: _Writer, ins):
     earlier = w.views.get((args[0].value, key))
     dst = w.dst(ins.dst)
     w.note_allocation(ins)
-    if earlier is not None:  # the storage keeps one view per key: the one taken before
-        w.views[(args[0].value, key)] = ins.dst
-        return f"{dst} = r{earlier}  # {storage}'s view, as before"
     w.views[(args[0].value, key)] = ins.dst
+    if earlier is not None:  # the storage keeps one view per key: the one taken before
+        return f"{dst} = r{earlier}  # {storage}'s view, as before"
     return f"{dst} = {storage}.views.get({key})\nif {dst} is None:\n    {dst} = f{ins.func_idx}({call})"
 
 

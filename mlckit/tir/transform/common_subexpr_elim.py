@@ -56,8 +56,8 @@ _THREAD_KEYS = ("thread_extent", "virtual_thread")  # T.launch_thread binds its 
 class _Table:
     """The occurrences of every nameable expression among one scope's statements."""
 
-    def __init__(self, inner_vars: set[int]):
-        self.inner_vars = inner_vars  # ids of the variables bound inside the scope
+    def __init__(self):
+        self.inner_vars: set[int] = set()  # ids of the variables bound inside the scope
         self.keys: dict[int, tuple | None] = {}  # id(expr) -> its key (None: not nameable)
         self.count: dict[tuple, int] = {}
         self.first: dict[tuple, E.PrimExpr] = {}  # key -> its first occurrence
@@ -84,6 +84,12 @@ class _Table:
             return None
         keys = [self.key(c) for c in _operands(e)]
         return None if None in keys else (type(e).__name__, e.dtype, *keys)
+
+    def note_stmt(self, s) -> None:
+        """A statement of the scope: a ``LetStmt`` binds its variable inside it (met before
+        its body, where the variable is used)."""
+        if isinstance(s, S.LetStmt):
+            self.inner_vars.add(id(s.var))
 
     def visit(self, e) -> None:
         """Count every nameable expression in ``e``, each occurrence."""
@@ -177,11 +183,8 @@ class _Namer:
 
     def scope(self, body: S.Stmt) -> S.Stmt:
         """``body`` with its repeated expressions named, then its nested scopes'."""
-        inner: set[int] = set()
-        _walk_scope(body, lambda s: inner.add(id(s.var)) if isinstance(s, S.LetStmt) else None,
-                    lambda e: None)
-        table = _Table(inner)
-        _walk_scope(body, lambda s: None, table.visit)
+        table = _Table()
+        _walk_scope(body, table.note_stmt, table.visit)
         chosen = table.chosen()
         if chosen:
             body = self._bind(body, table, chosen)

@@ -121,6 +121,32 @@ def test_a_kernel_on_tensors_the_vm_knows_is_called_without_its_check(static_vm)
     np.testing.assert_allclose(static_vm["main"](x, y).numpy(), (x + y) ** 2, rtol=1e-6)
 
 
+class _Recording:
+    """A kernel standing in the VM's function table that notes each checked call."""
+
+    def __init__(self, kernel):
+        self.kernel, self.calls = kernel, 0
+
+    def __call__(self, *args):
+        self.calls += 1
+        return self.kernel(*args)
+
+
+def _checked_calls_of_add(vm, *args) -> int:
+    """How many times ``main(*args)`` calls the ``add`` kernel through its checked call."""
+    idx = next(i for i, f in enumerate(vm._funcs) if f is vm.exec.kernels["add"])
+    recording = vm._funcs[idx] = _Recording(vm._funcs[idx])
+    try:
+        vm["main"](*args)
+    finally:
+        vm._funcs[idx] = recording.kernel
+    return recording.calls
+
+
+def test_compact_arguments_skip_the_check(static_vm):
+    assert _checked_calls_of_add(static_vm, *_xy()) == 0
+
+
 @pytest.mark.parametrize("make", [
     lambda a: np.repeat(a, 2, axis=1)[:, ::2],  # a strided view: the check compacts it
     lambda a: np.broadcast_to(a, (4, 8)),  # read-only: Numba would type it differently
@@ -130,6 +156,7 @@ def test_arguments_not_compact_aligned_and_writable_take_the_checked_call(static
     x, y = _xy()
     arg = make(x)
     assert not arg.flags.carray
+    assert _checked_calls_of_add(static_vm, arg, y) == 1
     np.testing.assert_allclose(static_vm["main"](arg, y).numpy(), (x + y) ** 2, rtol=1e-6)
 
 
