@@ -116,6 +116,7 @@ class GeneratedSource(str):
     externs: dict  # the extern functions the code calls: name -> (return, argument dtypes)
     extern_names: dict  # name -> the Python name the code calls it by (usually the same)
     uses_packed: bool  # calls call_packed(name, ...) (T.call_packed)
+    uses_flat_view: bool  # calls flat_view(A) (numba_cpu.views)
 
     def stmt_lines(self, stmt: Stmt) -> list[int]:
         return [n for n, s in self.line_to_stmt.items() if s is stmt]
@@ -163,11 +164,13 @@ class _Generator(StmtWriter, ExprWriter, LocalScalars, VectorExprs, FlatParams, 
         self.guards: list = []  # the conditions of the ifs around the statement printed
         self.in_lanes = False  # writing a vector store's lanes (codegen_vector)
         self.lane_names: dict | None = None  # index text -> its name, in a store's lanes
-        self.lazy_views: dict = {}  # id(view) -> (its place, its line) until first used
+        self.lazy_views: dict = {}  # id(view) -> (its place, its line, flat_view?) until used
         self.externs: dict = {}  # extern function name -> (return dtype, argument dtypes)
         self.extern_names: dict = {}  # extern function name -> its Python name in the code
         self.data_owner: dict = {}  # id(buffer data Var) -> the buffer owning that memory
         self.let_values: dict = {}  # id(index let Var) -> its value, through outer lets
+        self.uses_flat_view = False  # a parameter's flat view: flat_view(A)
+        self._parallel = None  # has a prange loop (StmtWriter.has_parallel_loops)
         self.uses_packed = False  # T.call_packed: call_packed(...) must be in the namespace
 
     # -- naming ----------------------------------------------------------------------------
@@ -197,8 +200,9 @@ class _Generator(StmtWriter, ExprWriter, LocalScalars, VectorExprs, FlatParams, 
         if id(obj) in self.scalars:  # used other than by an element access
             raise _NotScalar(id(obj))
         if id(obj) in self.lazy_views:
-            slot, line = self.lazy_views.pop(id(obj))
+            slot, line, flat_view = self.lazy_views.pop(id(obj))
             slot.append(line)
+            self.uses_flat_view = self.uses_flat_view or flat_view
         try:
             return self.names[id(obj)]
         except KeyError:
@@ -296,6 +300,7 @@ class _Generator(StmtWriter, ExprWriter, LocalScalars, VectorExprs, FlatParams, 
         src.externs = dict(self.externs)
         src.extern_names = dict(self.extern_names)
         src.uses_packed = self.uses_packed
+        src.uses_flat_view = self.uses_flat_view
         return src
 
     def helper_closure(self) -> list[str]:

@@ -50,6 +50,9 @@ class Flavour:
     # symbolic (numba_cuda: a reshape in a kernel is a call and a stack frame per thread; on
     # the CPU the flat index runs faster: LLVM sees constant strides)
     nd_param_views: bool = False
+    # a parameter's whole flat view printed as ``flat_view(A)`` (numba_cpu.views), not
+    # ``A.reshape((16384,))``: the same array, fewer instructions for Numba to compile
+    flat_view: bool = False
     # vector TIR (T.Ramp / T.Broadcast after VectorizeLoop) as whole NumPy arrays and slices;
     # otherwise lane by lane (codegen_vector)
     numpy_vectors: bool = False
@@ -57,7 +60,7 @@ class Flavour:
 
 LNUMPY = Flavour("lnumpy", numpy_vectors=True)
 NUMBA = Flavour("numba", typed_float_consts=True, prange=True, njit_helpers=True,
-                scalar_registers=True, flat_params=True)
+                scalar_registers=True, flat_params=True, flat_view=True)
 
 
 

@@ -2,8 +2,8 @@
 that helps LLVM (the numba flavour).
 
 FlattenBuffer gives every access a flat index (``C_1[i_0 * 16384 + i_1 * 512 + j_0 * 32 +
-j_1]`` through ``C_1 = C.reshape((262144,))``), with the strides constants LLVM sees, as
-TVM's does.  Two places print the parameter's own shape instead (``ParamViews``): a vector
+j_1]`` through ``C_1 = flat_view(C)``: ``numba_cpu.views``), with the strides constants LLVM
+sees, as TVM's does.  Two places print the parameter's own shape instead (``ParamViews``): a vector
 store's lanes, whose neighbouring elements LLVM's SLP vectorizer finds through Numba's N-D
 index arithmetic (``C[C_i, C_j + 1]``) and not through flat sums, and a ``prange`` body,
 where Numba's parallel lowering loses writes to an array reached under two names.

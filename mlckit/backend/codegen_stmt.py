@@ -12,7 +12,9 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from mlckit.arith.analyzer import Analyzer
 from mlckit.tir.buffer import Buffer
+from mlckit.tir.traversal import post_order_visit
 from mlckit.tir.expr import FloatImm, IntImm, IterVarType, StringImm, Var
 from mlckit.tir.stmt import (
     Allocate,
@@ -298,14 +300,48 @@ class StmtWriter:
         if extents is not None and size is not None and size != _const_size(extents):
             data = f"{data}[0:{size}]"  # a smaller buffer sharing memory (StorageRewrite)
         if self.flavour.flat_params:  # written where first used (lanes index the array)
+            view = self.flat_view_of_param(buf, data) if self.flavour.flat_view else None
             slot: list = []
             self.emit("", s, into=slot)
-            slot[-1].text = f"{name} = {data}.reshape(({shape}))"
-            self.lazy_views[id(buf)] = (slot, slot.pop())
+            slot[-1].text = f"{name} = {view or f'{data}.reshape(({shape}))'}"
+            self.lazy_views[id(buf)] = (slot, slot.pop(), view is not None)
             self.out.append(slot)
         else:
             self.emit(f"{name} = {data}.reshape(({shape}))", s)
         self.stmt(s.body)
+
+    def flat_view_of_param(self, buf: Buffer, data: str) -> str | None:
+        """A 1-D view of an N-D parameter's memory (what FlattenBuffer declares: ``A_1 =
+        T.Buffer((16384,), data=A.data)`` of a 128 x 128 ``A``) as ``flat_view(A)``, or its
+        first elements, ``flat_view(A)[0:8]``; None for any other view (``reshape``) and in
+        a function with ``prange`` loops: Numba's parallel pass knows that ``reshape`` returns
+        its argument's memory, not that ``flat_view`` does, and drops a loop whose only
+        writes go through it (a ``C_1[j] = 0.5`` under ``prange`` never ran)."""
+        if self.has_parallel_loops():
+            return None
+        owner = self.data_owner.get(id(buf.data))
+        if owner is None or owner is buf or buf.ndim != 1 or owner.ndim < 2 \
+                or owner.dtype != buf.dtype \
+                or not any(owner is b for b in self.func.buffer_map.values()):
+            return None
+        size = owner.shape[0]
+        for extent in owner.shape[1:]:
+            size = size * extent
+        ana = Analyzer()
+        if ana.can_prove(size == buf.shape[0]):
+            return f"flat_view({data})"
+        if ana.can_prove(buf.shape[0] < size):
+            return f"flat_view({data})[0:{self.expr_text(buf.shape[0])}]"
+        return None
+
+    def has_parallel_loops(self) -> bool:
+        """Whether the function has a loop printed as ``prange`` (computed once)."""
+        if self._parallel is None:
+            found = []
+            post_order_visit(self.func.body, lambda x: found.append(
+                isinstance(x, For) and x.kind == ForKind.PARALLEL))
+            self._parallel = self.flavour.prange and any(found)
+        return self._parallel
 
     def alloc(self, buf: Buffer, stmt: Stmt):
         """``T.alloc_buffer`` -> ``np.empty`` where the block allocates it."""

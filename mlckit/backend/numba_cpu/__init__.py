@@ -208,6 +208,8 @@ def _module_source(body: GeneratedSource, fastmath: bool, cache: bool,
         "from numba import njit" + (", prange" if body.uses_prange else "")
         + (", objmode" if body.uses_packed else ""),
         *(["from mlckit.backend.extern import call_packed"] if body.uses_packed else []),
+        *(["from mlckit.backend.numba_cpu.views import flat_view"] if body.uses_flat_view
+          else []),
         "",
         *([*extern_notes, ""] if extern_notes else []),
         "",

@@ -5,13 +5,14 @@
 
 import numpy as np
 from numba import njit
+from mlckit.backend.numba_cpu.views import flat_view
 
 
 @njit(cache=True)
 def mm_relu(A, B, C):
-    A_1 = A.reshape((16384,))
-    B_1 = B.reshape((16384,))
-    C_1 = C.reshape((16384,))
+    A_1 = flat_view(A)
+    B_1 = flat_view(B)
+    C_1 = flat_view(C)
     Y = np.empty((16384,), dtype="float32")
     # Y_acc: a one-element "local" buffer, held in a scalar
     for i in range(128):
