@@ -14,7 +14,6 @@ from dataclasses import dataclass
 
 from mlckit.arith.analyzer import Analyzer
 from mlckit.tir.buffer import Buffer
-from mlckit.tir.traversal import post_order_visit
 from mlckit.tir.expr import FloatImm, IntImm, IterVarType, StringImm, Var
 from mlckit.tir.stmt import (
     Allocate,
@@ -32,6 +31,7 @@ from mlckit.tir.stmt import (
     Stmt,
     While,
 )
+from mlckit.tir.traversal import post_order_visit
 
 from .codegen_common import (
     P_ADD,

@@ -9,8 +9,11 @@ buffer across the loop), then TVM's default TIR pipeline (blocks gone, buffers f
 out), TVM's ``CommonSubexprElimTIR`` (an index repeated in a loop body computed once) and
 ``legalize_half``.  The generator then prints the lowered TIR as Python (numba flavour:
 one-element "local" buffers as scalars, parallel loops -> ``prange``, a vector store's lanes
-one by one, float32 constants typed) and Numba compiles it for C-contiguous
-arrays of the buffers' dtypes when it is built.  ``f.source`` is the generated module, for
+one by one, float32 constants typed, a parameter's flat view ``flat_view(A)``:
+``numba_cpu.views``) and Numba compiles it for C-contiguous arrays of the buffers' dtypes
+when it is built; a PrimFunc with ``tir.noalias`` with Numba's ``noalias`` flag (LLVM may
+assume its arrays never overlap, as TVM's codegen does; a call whose written array overlaps
+another argument is refused).  ``f.source`` is the generated module, for
 learners to read.  The generator only prints: what makes the code fast is in the passes.
 
 Caching:
@@ -49,10 +52,11 @@ from mlckit.error import TVMError, TVMTypeError
 from mlckit.ir.module import IRModule
 from mlckit.tir import dtype as dt
 from mlckit.tir.expr import IntImm
+from mlckit.tir.expr_vector import lanes_of
 from mlckit.tir.function import PrimFunc
 from mlckit.tir.op_extern import get_extern
 from mlckit.tir.pipeline import get_tir_pipeline
-from mlckit.tir.stmt import For, ForKind
+from mlckit.tir.stmt import BufferStore, For, ForKind
 from mlckit.tir.transform import (
     common_subexpr_elim,
     compact_buffer_allocation,
@@ -61,6 +65,7 @@ from mlckit.tir.transform import (
 )
 from mlckit.tir.transform.promote_invariant_elements import promote_invariant_elements
 from mlckit.tir.transform.scalarize_local_buffers import scalarize_local_buffers
+from mlckit.tir.traversal import post_order_visit
 
 from .. import disk_cache
 from ..codegen import NUMBA, CodegenError, GeneratedSource, func_name, generate
@@ -97,6 +102,8 @@ _ON_OPTIONS = ("disable-licm-promotion",)
 # under another pipeline is not reused
 PIPELINE = ("LLVM: SLP vectorizer on, no partial loop unrolling, no LICM promotion "
             "(numba_cpu.llvm_pipeline)")
+NO_LOOP_VECTORIZER = ("LLVM: no loop vectorizer either: the lanes written out are the "
+                      "vector code")
 
 
 # Numba binds the C math functions its code calls to wrappers in its own helper library
@@ -152,7 +159,7 @@ def to_source(func: PrimFunc, name: str | None = None, fastmath: bool = False,
     body = generate(lower(func), NUMBA, name)
     externs = resolve_externs(func, body.externs, "numba", strict=False)
     return _module_source(body, fastmath, cache and not externs and not body.uses_packed,
-                          externs.notes)
+                          externs.notes, declares_noalias(func))
 
 
 def lower(func: PrimFunc) -> PrimFunc:
@@ -190,7 +197,7 @@ def _vectorized_or_unrolled(loop: For, outer: list) -> bool:
 
 
 def _module_source(body: GeneratedSource, fastmath: bool, cache: bool,
-                   extern_notes: list = ()) -> str:
+                   extern_notes: list = (), noalias: bool = False) -> str:
     flags = [f"cache={cache}"]
     if body.uses_prange:
         flags.append("parallel=True")
@@ -202,6 +209,8 @@ def _module_source(body: GeneratedSource, fastmath: bool, cache: bool,
         f'"""PrimFunc {body.func_name!r} compiled by mlckit.backend.numba_cpu (generated)."""',
         "",
         f"# {PIPELINE}",
+        *([f"# {NO_LOOP_VECTORIZER}"] if _has_vector_stores(body.func) else []),
+        *([f"# {NOALIAS}"] if noalias else []),
         "",
         *(["import math", ""] if body.uses_math else []),
         "import numpy as np",
@@ -223,6 +232,39 @@ def _module_source(body: GeneratedSource, fastmath: bool, cache: bool,
 
 _MODULES = itertools.count()
 
+NOALIAS = ("tir.noalias: the arrays never overlap; compiled with Numba's noalias flag, "
+           "as TVM's codegen marks the buffers' pointers")
+
+
+def declares_noalias(func: PrimFunc) -> bool:
+    """Whether ``func`` has TVM's ``tir.noalias`` (``tirx.noalias``) attribute set.
+
+    Example::
+
+        declares_noalias(mm_relu)    # True: T.func_attr({"tir.noalias": True})
+    """
+    value = func.attrs.get("tir.noalias", func.attrs.get("tirx.noalias", False))
+    return bool(getattr(value, "value", value))
+
+
+def _promise_distinct_arrays(dispatcher) -> None:
+    """Compile ``dispatcher`` with Numba's ``noalias`` flag (what Numba gives the kernels of
+    its own parallel loops): LLVM may assume the arrays' memory never overlaps, keep loads
+    in registers across stores and vectorize the loops TVM's LLVM vectorizes.  Numba has no
+    ``njit`` option for it: its function compiler's flags hook is wrapped (when this Numba
+    has none, the kernel is compiled without the promise: slower, the same numbers)."""
+    compiler = getattr(dispatcher, "_compiler", None)
+    customize = getattr(compiler, "_customize_flags", None)
+    if customize is None:
+        return
+
+    def with_noalias(flags):
+        flags = customize(flags)
+        flags.noalias = True
+        return flags
+
+    compiler._customize_flags = with_noalias
+
 
 class NumbaFunction:
     """A PrimFunc compiled by Numba: ``f(*arrays)`` checks the arguments, then runs.
@@ -237,12 +279,16 @@ class NumbaFunction:
         self.fastmath = fastmath
         self.signature = Signature(func, name)
         self.body = generate(lower(func), NUMBA, name)
+        # TVM's tir.noalias: the buffers never overlap, and LLVM is told so (as TVM's
+        # codegen marks their pointers): a call with overlapping arrays is refused
+        self.noalias = declares_noalias(func)
+        self._written = sorted(self.signature.written) if self.noalias else []
         self.path = None
         # extern functions are C function pointers or Numba functions of this process:
         # code calling them is compiled in memory, not cached on disk
         externs = resolve_externs(func, self.body.externs, "numba")
         cache = cache and not externs and not self.body.uses_packed
-        self.source = _module_source(self.body, fastmath, cache, externs.notes)
+        self.source = _module_source(self.body, fastmath, cache, externs.notes, self.noalias)
         namespace = None
         if cache:
             try:
@@ -250,7 +296,7 @@ class NumbaFunction:
             except OSError:
                 namespace = None
         if namespace is None:  # no writable cache dir: compile in memory, uncached
-            self.source = _module_source(self.body, fastmath, False, externs.notes)
+            self.source = _module_source(self.body, fastmath, False, externs.notes, self.noalias)
             # a module of its own in sys.modules: Numba finds the globals of an objmode
             # block (T.call_packed) through it
             module = types.ModuleType(f"mlckit_numba_{name}_{next(_MODULES)}")
@@ -259,6 +305,8 @@ class NumbaFunction:
             namespace.update(externs.namespace(self.body.extern_names))
             exec(compile(self.source, f"<numba_cpu {name}>", "exec"), namespace)  # noqa: S102
         self.dispatcher = namespace[self.body.func_name]
+        if self.noalias:
+            _promise_distinct_arrays(self.dispatcher)
         # float16 arguments: arrays passed as their uint16 bits, scalars as float32
         self._half = [k for k, (_p, buf, var) in enumerate(self.signature.params)
                       if (buf.dtype if buf is not None else var.dtype) == "float16"]
@@ -294,7 +342,7 @@ class NumbaFunction:
             else:
                 sig.append(_numba_dtype(types, _compute(var.dtype)))
         try:
-            with llvm_pipeline():
+            with llvm_pipeline(loop_vectorize=not _has_vector_stores(self.body.func)):
                 self.dispatcher.compile(tuple(sig))
         except NumbaError as err:
             raise NumbaCompileError(
@@ -304,6 +352,8 @@ class NumbaFunction:
 
     def __call__(self, *args):
         values, _ = self.signature.check(args)
+        if self._written:
+            self._check_distinct(values)
         if self._half:
             values = list(values)
             for k in self._half:
@@ -311,19 +361,41 @@ class NumbaFunction:
                 values[k] = v.view(np.uint16) if isinstance(v, np.ndarray) else np.float32(v)
         self.dispatcher(*values)
 
-    def unchecked_entry(self, arrays: list):
+    def _check_distinct(self, values):
+        """A buffer the kernel writes shares no memory with another argument (tir.noalias)."""
+        for k in self._written:
+            out = values[k]
+            for j, other in enumerate(values):
+                if j == k or not isinstance(other, np.ndarray):
+                    continue
+                # two arrays that each own their memory (no base) overlap only if the same
+                if other is out or ((out.base is not None or other.base is not None)
+                                    and np.may_share_memory(out, other)):
+                    names = [p[0] for p in self.signature.params]
+                    raise ArgumentError(
+                        f"{self.name}(): argument {k + 1} ({names[k]}), which the kernel "
+                        f"writes, shares memory with argument {j + 1} ({names[j]}); the "
+                        "PrimFunc declares tir.noalias (its buffers never overlap, and the "
+                        "compiled code relies on it, as TVM's does): pass a copy, e.g. "
+                        f"{names[j]}.copy()")
+
+    def unchecked_entry(self, arrays: list, may_overlap=()):
         """Numba's compiled function, to call without the argument check, when the check
         would pass ``arrays`` on unchanged; None otherwise.  ``arrays``: one ``(shape,
         numpy dtype)`` per argument, of C-contiguous, aligned, writable ``np.ndarray``s the
         caller guarantees (the VM, for the tensors it allocated and the arguments it
         checked).  Every parameter must be a buffer of that constant shape and dtype (not
-        float16, which the check reinterprets).
+        float16, which the check reinterprets).  ``may_overlap``: the positions of arguments
+        that may share memory with one another (the VM: its caller's arrays); under
+        ``tir.noalias`` a kernel writing one of them keeps its check.
 
         Example::
 
             run = f.unchecked_entry([((128, 128), np.dtype("float32"))] * 3)
             run(a, b, c)   # a, b, c as promised: no check, Numba's dispatch only
         """
+        if len(may_overlap) > 1 and any(k in self._written for k in may_overlap):
+            return None
         if self._half or len(arrays) != len(self.signature.params):
             return None
         for (shape, dtype), (_pname, buf, _var) in zip(arrays, self.signature.params):
@@ -342,8 +414,20 @@ class NumbaFunction:
         return f"<numba_cpu function {self.signature.describe()}>"
 
 
+def _has_vector_stores(func: PrimFunc) -> bool:
+    """Whether lowered ``func`` stores a vector (a ``T.vectorized`` loop: lanes in the source)."""
+    found = []
+
+    def visit(x):
+        if isinstance(x, BufferStore) and lanes_of(x.value) > 1:
+            found.append(x)
+
+    post_order_visit(func.body, visit)
+    return bool(found)
+
+
 @contextlib.contextmanager
-def llvm_pipeline():
+def llvm_pipeline(loop_vectorize: bool = True):
     """Numba's LLVM pipeline as mlckit wants it, while mlckit compiles a kernel:
 
     - the SLP vectorizer on: Numba switched it off by default in 2023 (numba#8852,
@@ -354,6 +438,10 @@ def llvm_pipeline():
       and, fully, where they are small and constant, as LLVM does for TVM;
     - no promotion of memory to registers by LLVM's LICM (``_ON_OPTIONS``): values are
       held in registers where the passes hold them, as the schedule says;
+    - with ``loop_vectorize=False`` (a kernel whose schedule vectorized a loop), no loop
+      vectorizer: the lanes written out are the vector code, which the SLP vectorizer
+      packs; the loop vectorizer would vectorize the loop around them once more, reading
+      each lane with a gather (layer_norm's rows: 48 gathers, 2.6 against 4.4 GB/s);
     - ``expf`` and the other transcendental functions called from the C library itself,
       as TVM's kernels call them (see ``_LIBM_FUNCTIONS``; on Linux, once per process).
 
@@ -373,11 +461,14 @@ def llvm_pipeline():
         if "NUMBA_SLP_VECTORIZE" not in os.environ:
             config.SLP_VECTORIZE = 1
         _set_options(False)
+        if not loop_vectorize:
+            _set_loop_vectorizer(False)
         try:
             yield
         finally:
             config.SLP_VECTORIZE = saved
             _set_options(True)
+            _set_loop_vectorizer(True)
 
 
 _PIPELINE_LOCK = threading.RLock()
@@ -391,6 +482,13 @@ def _set_options(llvm_default: bool):
         llvm.set_option("mlckit", f"--{option}={str(llvm_default).lower()}")
     for option in _ON_OPTIONS:
         llvm.set_option("mlckit", f"--{option}={str(not llvm_default).lower()}")
+
+
+def _set_loop_vectorizer(on: bool):
+    """LLVM's loop vectorizer on (its default) or off (``--vectorize-loops``)."""
+    import llvmlite.binding as llvm
+
+    llvm.set_option("mlckit", f"--vectorize-loops={str(on).lower()}")
 
 
 def _storage(dtype: str) -> str:

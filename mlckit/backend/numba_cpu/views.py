@@ -8,6 +8,11 @@ one extent (the array's size), one stride (its item size), the same owner.  Numb
 dimensions); this is a handful of LLVM instructions, and a kernel compiles about a sixth
 faster (the course's ``mm_relu`` schedules: median 340 -> 282 ms on a 2-core host).
 
+The view's type, :class:`FlatRow`, is indexed as TIR indexes a flat buffer: at the offset
+given, never negative, so without the wraparound Numba adds for Python's ``a[-1]``.  With
+the arrays promised distinct (``tir.noalias``), LLVM then vectorizes the loops TVM's LLVM
+vectorizes (the course's plain 32 x 32 tiling of a 1024³ matmul: 3.6 -> 13 GFLOP/s).
+
 Example::
 
     from numba import njit
@@ -24,12 +29,36 @@ Example::
 
 from __future__ import annotations
 
-from numba.core import cgutils, ir_utils, types
-from numba.core.imputils import impl_ret_borrowed
-from numba.extending import intrinsic
-from numba.np.arrayobj import make_array, populate_array
+import operator
 
-__all__ = ["flat_view"]
+from numba.core import cgutils, ir_utils, types
+from numba.core.datamodel import models, register_default
+from numba.core.imputils import impl_ret_borrowed, lower_builtin
+from numba.extending import intrinsic
+from numba.np.arrayobj import load_item, make_array, populate_array, store_item
+
+__all__ = ["FlatRow", "flat_view"]
+
+
+class FlatRow(types.Array):
+    """Numba's type of ``flat_view(A)``: a 1-D C-contiguous array indexed by TIR's flat
+    indices, which are never negative (TIR's accesses are in bounds).  Indexed by an
+    integer it reads and writes the element at that offset, without the negative-index
+    wraparound Numba adds for Python's ``a[-1]``: that ``select`` hides from LLVM that
+    neighbouring iterations touch neighbouring elements, and the loop stays scalar.
+    Anything else (a slice, ``.shape``) is an ordinary array's."""
+
+    def __init__(self, dtype, readonly: bool = False):
+        super().__init__(dtype, 1, "C", readonly=readonly,
+                         name=f"flat_view({dtype}{', readonly' if readonly else ''})")
+
+    def copy(self, dtype=None, ndim=None, layout=None, readonly=None):
+        # what is derived from a view (a slice's type) is an ordinary array
+        return types.Array(dtype or self.dtype, ndim or self.ndim, layout or self.layout,
+                           readonly=(not self.mutable) if readonly is None else readonly)
+
+
+register_default(FlatRow)(models.ArrayModel)
 
 
 @intrinsic
@@ -42,7 +71,7 @@ def flat_view(typingctx, ary):
     """
     if not isinstance(ary, types.Array) or ary.layout != "C":
         return None  # Numba reports the call as untyped: only C-contiguous arrays
-    row = ary.copy(ndim=1, layout="C")
+    row = FlatRow(ary.dtype, readonly=not ary.mutable)
 
     def codegen(context, builder, signature, args):
         src = make_array(ary)(context, builder, args[0])
@@ -54,6 +83,26 @@ def flat_view(typingctx, ary):
         return impl_ret_borrowed(context, builder, row, view._getvalue())
 
     return row(ary), codegen
+
+
+@lower_builtin(operator.getitem, FlatRow, types.Integer)
+def _load(context, builder, sig, args):
+    row_type, index_type = sig.args
+    row = make_array(row_type)(context, builder, args[0])
+    index = context.cast(builder, args[1], index_type, types.intp)
+    value = load_item(context, builder, row_type,
+                      builder.gep(row.data, [index], inbounds=True))
+    return impl_ret_borrowed(context, builder, sig.return_type, value)
+
+
+@lower_builtin(operator.setitem, FlatRow, types.Integer, types.Any)
+def _store(context, builder, sig, args):
+    row_type, index_type, value_type = sig.args
+    row = make_array(row_type)(context, builder, args[0])
+    index = context.cast(builder, args[1], index_type, types.intp)
+    value = context.cast(builder, args[2], value_type, row_type.dtype)
+    store_item(context, builder, row_type, value, builder.gep(row.data, [index], inbounds=True))
+    return context.get_dummy_value()
 
 
 def _same_memory(lhs, args, alias_map, arg_aliases):

@@ -197,7 +197,11 @@ class _Writer:
         if entry is None or not ins.args or any(
                 a.kind != ArgKind.Register or a.value not in self.known for a in ins.args):
             return callee
-        run = entry([self.known[a.value] for a in ins.args])
+        registers = [a.value for a in ins.args]
+        # the caller's arrays may be one another's memory; the VM's own tensors are not
+        may_overlap = [k for k, r in enumerate(registers)
+                       if r < self.info.num_args or registers.count(r) > 1]
+        run = entry([self.known[r] for r in registers], may_overlap=may_overlap)
         if run is None:
             return callee
         self.entries[ins.func_idx] = self.const(run)

@@ -62,3 +62,17 @@ def test_writes_through_the_view_in_a_prange_loop_are_kept():
     c = np.full((3, 5), 99, "float32")
     _fill_in_parallel(c, np.float32(0.5))
     np.testing.assert_array_equal(c, np.full((3, 5), 0.5, "float32"))
+
+
+@njit
+def _slice_and_index(A):
+    A_1 = flat_view(A)
+    head = A_1[0:3]          # a slice of the view: an ordinary array
+    return head[-1], A_1[A_1.shape[0] - 1]
+
+
+def test_a_slice_of_the_view_is_an_ordinary_array():
+    a = np.arange(12, dtype="int32").reshape(3, 4)
+    assert _slice_and_index(a) == (2, 11)
+    typ = _slice_and_index.nopython_signatures[0]
+    assert str(typ.return_type) == "UniTuple(int32 x 2)"
