@@ -46,7 +46,8 @@ class FlatRow(types.Array):
     integer it reads and writes the element at that offset, without the negative-index
     wraparound Numba adds for Python's ``a[-1]``: that ``select`` hides from LLVM that
     neighbouring iterations touch neighbouring elements, and the loop stays scalar.
-    Anything else (a slice, ``.shape``) is an ordinary array's."""
+    (So ``A_1[-1]`` is not the last element here: the view is for generated code, whose
+    indices are in bounds.)  Anything else (a slice, ``.shape``) is an ordinary array's."""
 
     def __init__(self, dtype, readonly: bool = False):
         super().__init__(dtype, 1, "C", readonly=readonly,
