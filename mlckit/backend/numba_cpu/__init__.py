@@ -255,7 +255,7 @@ def _promise_distinct_arrays(dispatcher) -> None:
     has none, the kernel is compiled without the promise: slower, the same numbers)."""
     compiler = getattr(dispatcher, "_compiler", None)
     customize = getattr(compiler, "_customize_flags", None)
-    if customize is None:
+    if customize is None or getattr(compiler, "_mlckit_noalias", False):
         return
 
     def with_noalias(flags):
@@ -264,6 +264,24 @@ def _promise_distinct_arrays(dispatcher) -> None:
         return flags
 
     compiler._customize_flags = with_noalias
+    compiler._mlckit_noalias = True
+
+
+def _compile_in_pipeline(dispatcher, loop_vectorize: bool) -> None:
+    """Every compile of ``dispatcher`` under ``llvm_pipeline``: the version for
+    C-contiguous arrays compiled when built, and any other Numba compiles at a call (a
+    read-only array is another type: compiled outside the pipeline, its lanes stayed
+    scalar)."""
+    if getattr(dispatcher, "_mlckit_pipeline", False):
+        return  # a module loaded once, built again
+    compile_signature = dispatcher.compile
+
+    def compile_in_pipeline(sig):
+        with llvm_pipeline(loop_vectorize=loop_vectorize):
+            return compile_signature(sig)
+
+    dispatcher.compile = compile_in_pipeline
+    dispatcher._mlckit_pipeline = True
 
 
 class NumbaFunction:
@@ -307,6 +325,7 @@ class NumbaFunction:
         self.dispatcher = namespace[self.body.func_name]
         if self.noalias:
             _promise_distinct_arrays(self.dispatcher)
+        _compile_in_pipeline(self.dispatcher, not _has_vector_stores(self.body.func))
         # float16 arguments: arrays passed as their uint16 bits, scalars as float32
         self._half = [k for k, (_p, buf, var) in enumerate(self.signature.params)
                       if (buf.dtype if buf is not None else var.dtype) == "float16"]
@@ -342,8 +361,7 @@ class NumbaFunction:
             else:
                 sig.append(_numba_dtype(types, _compute(var.dtype)))
         try:
-            with llvm_pipeline(loop_vectorize=not _has_vector_stores(self.body.func)):
-                self.dispatcher.compile(tuple(sig))
+            self.dispatcher.compile(tuple(sig))  # in llvm_pipeline: _compile_in_pipeline
         except NumbaError as err:
             raise NumbaCompileError(
                 f"Numba could not compile {self.name}:\n{err}\n\nThe generated source:\n"

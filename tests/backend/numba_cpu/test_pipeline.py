@@ -121,6 +121,23 @@ def test_the_loop_around_vectorized_lanes_is_not_vectorized_again():
                                atol=1e-4)
 
 
+def test_a_version_numba_compiles_at_a_call_is_compiled_in_the_pipeline_too():
+    # read-only arrays are another Numba type: that version is compiled at the first call,
+    # and outside llvm_pipeline its lanes stayed scalar (the SLP vectorizer off)
+    f = numba_cpu.build(tile_matmul(make_matmul(64), 8, 32, 4, vectorize=True).mod["main"],
+                        cache=False)
+    rng = np.random.default_rng(0)
+    a, b = (rng.uniform(-1, 1, (64, 64)).astype("float32") for _ in range(2))
+    for x in (a, b):
+        x.setflags(write=False)
+    c = np.zeros((64, 64), "float32")
+    f(a, b, c)
+    np.testing.assert_allclose(c, a @ b, rtol=1e-4, atol=1e-4)
+    read_only = [sig for sig in f.dispatcher.signatures if not sig[0].mutable]
+    assert len(read_only) == 1
+    assert re.search(r"fmul (?:fast )?<", f.dispatcher.inspect_llvm(read_only[0]))
+
+
 def test_the_pipeline_options_hold_only_while_mlckit_compiles():
     from numba.core import config
 
