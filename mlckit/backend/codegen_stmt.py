@@ -314,9 +314,10 @@ class StmtWriter:
         """A 1-D view of an N-D parameter's memory (what FlattenBuffer declares: ``A_1 =
         T.Buffer((16384,), data=A.data)`` of a 128 x 128 ``A``) as ``flat_view(A)``, or its
         first elements, ``flat_view(A)[0:8]``; None for any other view (``reshape``) and in
-        a function with ``prange`` loops: Numba's parallel pass knows that ``reshape`` returns
-        its argument's memory, not that ``flat_view`` does, and drops a loop whose only
-        writes go through it (a ``C_1[j] = 0.5`` under ``prange`` never ran)."""
+        a function with ``prange`` loops, which keep the ``reshape`` Numba's parallel pass
+        was written for (before ``flat_view`` was registered with Numba's alias analysis,
+        the pass dropped a loop whose only writes went through it: a ``C_1[j] = 0.5`` under
+        ``prange`` never ran)."""
         if self.has_parallel_loops():
             return None
         owner = self.data_owner.get(id(buf.data))
