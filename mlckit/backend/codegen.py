@@ -111,6 +111,7 @@ class GeneratedSource(str):
     line_to_stmt: dict
     line_context: dict
     uses_prange: bool
+    uses_lanes: bool  # a vector store written lane by lane (codegen_vector)
     uses_math: bool
     helpers: tuple
     externs: dict  # the extern functions the code calls: name -> (return, argument dtypes)
@@ -155,6 +156,7 @@ class _Generator(StmtWriter, ExprWriter, LocalScalars, VectorExprs, FlatParams, 
         self.ctx_iters: list[str] = []
         self.helpers: set[str] = set()
         self.uses_prange = False
+        self.uses_lanes = False
         self.uses_math = False
         self.alloc_extents: dict[int, list] = {}  # id(data var) -> its Allocate's extents
         self.top_pre: list = []
@@ -170,7 +172,6 @@ class _Generator(StmtWriter, ExprWriter, LocalScalars, VectorExprs, FlatParams, 
         self.data_owner: dict = {}  # id(buffer data Var) -> the buffer owning that memory
         self.let_values: dict = {}  # id(index let Var) -> its value, through outer lets
         self.uses_flat_view = False  # a parameter's flat view: flat_view(A)
-        self._parallel = None  # has a prange loop (StmtWriter.has_parallel_loops)
         self.uses_packed = False  # T.call_packed: call_packed(...) must be in the namespace
 
     # -- naming ----------------------------------------------------------------------------
@@ -295,6 +296,7 @@ class _Generator(StmtWriter, ExprWriter, LocalScalars, VectorExprs, FlatParams, 
         src.line_to_stmt = line_to_stmt
         src.line_context = line_context
         src.uses_prange = self.uses_prange
+        src.uses_lanes = self.uses_lanes
         src.uses_math = self.uses_math
         src.helpers = tuple(helpers)
         src.externs = dict(self.externs)

@@ -9,6 +9,7 @@ Example::
 
 from __future__ import annotations
 
+import functools
 import re
 from dataclasses import dataclass
 
@@ -318,7 +319,7 @@ class StmtWriter:
         was written for (before ``flat_view`` was registered with Numba's alias analysis,
         the pass dropped a loop whose only writes went through it: a ``C_1[j] = 0.5`` under
         ``prange`` never ran)."""
-        if self.has_parallel_loops():
+        if self.has_parallel_loops:
             return None
         owner = self.data_owner.get(id(buf.data))
         if owner is None or owner is buf or buf.ndim != 1 or owner.ndim < 2 \
@@ -335,14 +336,13 @@ class StmtWriter:
             return f"flat_view({data})[0:{self.expr_text(buf.shape[0])}]"
         return None
 
+    @functools.cached_property
     def has_parallel_loops(self) -> bool:
-        """Whether the function has a loop printed as ``prange`` (computed once)."""
-        if self._parallel is None:
-            found = []
-            post_order_visit(self.func.body, lambda x: found.append(
-                isinstance(x, For) and x.kind == ForKind.PARALLEL))
-            self._parallel = self.flavour.prange and any(found)
-        return self._parallel
+        """Whether the function has a loop printed as ``prange``."""
+        found = []
+        post_order_visit(self.func.body, lambda x: found.append(
+            isinstance(x, For) and x.kind == ForKind.PARALLEL))
+        return self.flavour.prange and any(found)
 
     def alloc(self, buf: Buffer, stmt: Stmt):
         """``T.alloc_buffer`` -> ``np.empty`` where the block allocates it."""

@@ -163,7 +163,7 @@ class VectorExprs:
         lane_vars = self.vector_lane_vars()
         name = s.buffer.name  # a hint: the view itself is declared where it is indexed
         width = self.store_chunk(s, lanes)
-        self.in_lanes = True
+        self.in_lanes = self.uses_lanes = True
         lane_vars = self.hold_broadcasts(s, lane_vars)
         if width:
             chunk = E.Var(f"{name}_chunk", "int32")

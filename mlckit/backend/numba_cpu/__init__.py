@@ -52,11 +52,10 @@ from mlckit.error import TVMError, TVMTypeError
 from mlckit.ir.module import IRModule
 from mlckit.tir import dtype as dt
 from mlckit.tir.expr import IntImm
-from mlckit.tir.expr_vector import lanes_of
 from mlckit.tir.function import PrimFunc
 from mlckit.tir.op_extern import get_extern
 from mlckit.tir.pipeline import get_tir_pipeline
-from mlckit.tir.stmt import BufferStore, For, ForKind
+from mlckit.tir.stmt import For, ForKind
 from mlckit.tir.transform import (
     common_subexpr_elim,
     compact_buffer_allocation,
@@ -65,7 +64,6 @@ from mlckit.tir.transform import (
 )
 from mlckit.tir.transform.promote_invariant_elements import promote_invariant_elements
 from mlckit.tir.transform.scalarize_local_buffers import scalarize_local_buffers
-from mlckit.tir.traversal import post_order_visit
 
 from .. import disk_cache
 from ..codegen import NUMBA, CodegenError, GeneratedSource, func_name, generate
@@ -159,7 +157,7 @@ def to_source(func: PrimFunc, name: str | None = None, fastmath: bool = False,
     body = generate(lower(func), NUMBA, name)
     externs = resolve_externs(func, body.externs, "numba", strict=False)
     return _module_source(body, fastmath, cache and not externs and not body.uses_packed,
-                          externs.notes, declares_noalias(func))
+                          externs.notes)
 
 
 def lower(func: PrimFunc) -> PrimFunc:
@@ -197,7 +195,7 @@ def _vectorized_or_unrolled(loop: For, outer: list) -> bool:
 
 
 def _module_source(body: GeneratedSource, fastmath: bool, cache: bool,
-                   extern_notes: list = (), noalias: bool = False) -> str:
+                   extern_notes: list = ()) -> str:
     flags = [f"cache={cache}"]
     if body.uses_prange:
         flags.append("parallel=True")
@@ -209,8 +207,8 @@ def _module_source(body: GeneratedSource, fastmath: bool, cache: bool,
         f'"""PrimFunc {body.func_name!r} compiled by mlckit.backend.numba_cpu (generated)."""',
         "",
         f"# {PIPELINE}",
-        *([f"# {NO_LOOP_VECTORIZER}"] if _has_vector_stores(body.func) else []),
-        *([f"# {NOALIAS}"] if noalias else []),
+        *([f"# {NO_LOOP_VECTORIZER}"] if body.uses_lanes else []),
+        *([f"# {NOALIAS}"] if declares_noalias(body.func) else []),
         "",
         *(["import math", ""] if body.uses_math else []),
         "import numpy as np",
@@ -313,7 +311,7 @@ class NumbaFunction:
         # code calling them is compiled in memory, not cached on disk
         externs = resolve_externs(func, self.body.externs, "numba")
         cache = cache and not externs and not self.body.uses_packed
-        self.source = _module_source(self.body, fastmath, cache, externs.notes, self.noalias)
+        self.source = _module_source(self.body, fastmath, cache, externs.notes)
         namespace = None
         if cache:
             try:
@@ -321,7 +319,7 @@ class NumbaFunction:
             except OSError:
                 namespace = None
         if namespace is None:  # no writable cache dir: compile in memory, uncached
-            self.source = _module_source(self.body, fastmath, False, externs.notes, self.noalias)
+            self.source = _module_source(self.body, fastmath, False, externs.notes)
             # a module of its own in sys.modules: Numba finds the globals of an objmode
             # block (T.call_packed) through it
             module = types.ModuleType(f"mlckit_numba_{name}_{next(_MODULES)}")
@@ -331,7 +329,7 @@ class NumbaFunction:
             exec(compile(self.source, f"<numba_cpu {name}>", "exec"), namespace)  # noqa: S102
         self.dispatcher = namespace[self.body.func_name]
         _set_kernel_flags(self.dispatcher, self.noalias)
-        _compile_in_pipeline(self.dispatcher, not _has_vector_stores(self.body.func))
+        _compile_in_pipeline(self.dispatcher, loop_vectorize=not self.body.uses_lanes)
         # float16 arguments: arrays passed as their uint16 bits, scalars as float32
         self._half = [k for k, (_p, buf, var) in enumerate(self.signature.params)
                       if (buf.dtype if buf is not None else var.dtype) == "float16"]
@@ -436,18 +434,6 @@ class NumbaFunction:
 
     def __repr__(self):
         return f"<numba_cpu function {self.signature.describe()}>"
-
-
-def _has_vector_stores(func: PrimFunc) -> bool:
-    """Whether lowered ``func`` stores a vector (a ``T.vectorized`` loop: lanes in the source)."""
-    found = []
-
-    def visit(x):
-        if isinstance(x, BufferStore) and lanes_of(x.value) > 1:
-            found.append(x)
-
-    post_order_visit(func.body, visit)
-    return bool(found)
 
 
 @contextlib.contextmanager
