@@ -197,6 +197,12 @@ def pytest_runtest_makereport(item, call):
         for name in ("notebook", "page"):
             page = item.funcargs.get(name)
             if page is not None:
+                from playwright.sync_api import Error as PlaywrightError
+
                 ARTIFACTS.mkdir(parents=True, exist_ok=True)
-                page.screenshot(path=str(ARTIFACTS / f"FAILED_{item.name}.png"), full_page=True)
+                try:
+                    page.screenshot(path=str(ARTIFACTS / f"FAILED_{item.name}.png"),
+                                    full_page=True)
+                except PlaywrightError as err:  # the browser is gone: report the failure
+                    report.sections.append(("screenshot", f"no screenshot: {err}"))
                 break
