@@ -74,6 +74,7 @@ from .codegen_flat import FlatParams, ParamViews
 from .codegen_local import LocalScalars, _NotScalar
 from .codegen_stmt import OpenLoop, StmtWriter
 from .codegen_vector import VectorExprs
+from .codegen_vector_llvm import LLVMVectorExprs
 
 __all__ = ["CodegenError", "Flavour", "GeneratedSource", "LNUMPY", "NUMBA", "generate", "func_name"]
 
@@ -118,6 +119,7 @@ class GeneratedSource(str):
     extern_names: dict  # name -> the Python name the code calls it by (usually the same)
     uses_packed: bool  # calls call_packed(name, ...) (T.call_packed)
     uses_flat_view: bool  # calls flat_view(A) (numba_cpu.views)
+    vector_names: tuple  # the names of numba_cpu.vectors it calls (ramp, broadcast, ...)
 
     def stmt_lines(self, stmt: Stmt) -> list[int]:
         return [n for n, s in self.line_to_stmt.items() if s is stmt]
@@ -135,8 +137,8 @@ class _Line:
 
 
 
-class _Generator(StmtWriter, ExprWriter, LocalScalars, VectorExprs, FlatParams, ParamViews,
-                 ExternCalls):
+class _Generator(StmtWriter, ExprWriter, LocalScalars, VectorExprs, LLVMVectorExprs, FlatParams,
+                 ParamViews, ExternCalls):
     def __init__(self, func: PrimFunc, name: str, flavour: Flavour, not_scalar: frozenset = frozenset()):
         self.func = func
         # a PrimFunc named like a builtin the generated code calls (Relax names the PrimFunc
@@ -172,6 +174,8 @@ class _Generator(StmtWriter, ExprWriter, LocalScalars, VectorExprs, FlatParams, 
         self.data_owner: dict = {}  # id(buffer data Var) -> the buffer owning that memory
         self.let_values: dict = {}  # id(index let Var) -> its value, through outer lets
         self.uses_flat_view = False  # a parameter's flat view: flat_view(A)
+        self.vector_names: set = set()  # ramp, ramps, broadcast: LLVM vectors (codegen_vector)
+        self.in_vectors = False  # writing a vector store as LLVM vectors (codegen_vector)
         self.uses_packed = False  # T.call_packed: call_packed(...) must be in the namespace
 
     # -- naming ----------------------------------------------------------------------------
@@ -303,6 +307,7 @@ class _Generator(StmtWriter, ExprWriter, LocalScalars, VectorExprs, FlatParams, 
         src.extern_names = dict(self.extern_names)
         src.uses_packed = self.uses_packed
         src.uses_flat_view = self.uses_flat_view
+        src.vector_names = tuple(sorted(self.vector_names))
         return src
 
     def helper_closure(self) -> list[str]:

@@ -56,11 +56,14 @@ class Flavour:
     # vector TIR (T.Ramp / T.Broadcast after VectorizeLoop) as whole NumPy arrays and slices;
     # otherwise lane by lane (codegen_vector)
     numpy_vectors: bool = False
+    # ... or as LLVM vector values where the store is arithmetic on ramps and broadcasts
+    # (``C_1[ramp(i, 1, 16)] = ...``, numba_cpu.vectors); lane by lane otherwise
+    llvm_vectors: bool = False
 
 
 LNUMPY = Flavour("lnumpy", numpy_vectors=True)
 NUMBA = Flavour("numba", typed_float_consts=True, prange=True, njit_helpers=True,
-                scalar_registers=True, flat_params=True, flat_view=True)
+                scalar_registers=True, flat_params=True, flat_view=True, llvm_vectors=True)
 
 
 

@@ -10,9 +10,10 @@ is its one value (NumPy broadcasts it beside a vector)::
 
 (a load's slice gives its step: lnumpy reads ``A[0:4]`` as a view of A's memory, a tile).
 
-numba (CPU and CUDA) writes lanes: every lane's value first, then every lane stored (a vector store reads
-all its lanes before it writes any), which LLVM's SLP vectorizer packs into vector
-instructions::
+numba_cpu writes a store of arithmetic on ramps and broadcasts as LLVM vectors, one
+statement (``codegen_vector_llvm``).  Otherwise numba (CPU and CUDA) writes lanes: every
+lane's value first, then every lane stored (a vector store reads all its lanes before it
+writes any), which LLVM's SLP vectorizer packs into vector instructions::
 
     # a vector store of 4 lanes: each computed before any is stored
     A_v0 = A[0] * np.float32(2.0)
@@ -160,6 +161,8 @@ class VectorExprs:
             self.emit(f"{target} = {self.expr_text(s.value, store=True)}", s)
             return True
         lanes = lanes_of(s.value) if lanes_of(s.value) > 1 else max(lanes_of(i) for i in s.indices)
+        if self.llvm_vector_store(s, lanes):  # numba_cpu: one statement (codegen_vector_llvm)
+            return True
         lane_vars = self.vector_lane_vars()
         name = s.buffer.name  # a hint: the view itself is declared where it is indexed
         width = self.store_chunk(s, lanes)
@@ -345,6 +348,8 @@ class VectorExprs:
     def vector_prec(self, e, weak) -> tuple[str, int] | None:
         """The NumPy text of the vector ``e`` where it differs from the scalar text (None:
         the scalar text holds for NumPy arrays too)."""
+        if self.in_vectors:
+            return self.llvm_vector_prec(e)
         if not self.flavour.numpy_vectors:
             raise CodegenError(f"{self.name}: a {e.dtype} {type(e).__name__} outside a vector "
                                "store or let cannot be written lane by lane")

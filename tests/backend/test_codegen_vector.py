@@ -1,11 +1,14 @@
 """numba flavour: a ``T.vectorized`` loop, made a vector store by VectorizeLoop in the lowered
-TIR, is written lane by lane (every lane read before any is written, the index parts the
-lanes share named once) and LLVM turns the lanes into vector instructions; lanes whose
-accesses interfere get the vector store's result, as TVM's; lnumpy keeps the loop, and
-refuses one whose lanes interfere (it would run them one after another)."""
+TIR, is written lane by lane where it is not LLVM vectors (numba_cuda, and numba_cpu for
+what ``codegen_vector_llvm`` leaves: tests/backend/numba_cpu/test_vectors.py): every lane
+read before any is written, the index parts the lanes share named once, and LLVM turns the
+lanes into vector instructions; lanes whose accesses interfere get the vector store's
+result, as TVM's; lnumpy keeps the loop, and refuses one whose lanes interfere (it would
+run them one after another)."""
 
 from __future__ import annotations
 
+import dataclasses
 import re
 import textwrap
 
@@ -13,7 +16,7 @@ import numpy as np
 import pytest
 
 from mlckit.backend import lnumpy, numba_cpu
-from mlckit.backend.codegen import LNUMPY, CodegenError, generate
+from mlckit.backend.codegen import LNUMPY, NUMBA, CodegenError, generate
 from mlckit.script import from_source
 
 from ..kernels import tile_matmul
@@ -30,6 +33,14 @@ MATMUL = textwrap.dedent('''
                     C[vi, vj] = T.float32(0)
                 C[vi, vj] = C[vi, vj] + A[vi, vk] * B[vk, vj]
 ''')
+
+
+# numba_cpu's printing with every vector store written lane by lane
+LANES = dataclasses.replace(NUMBA, llvm_vectors=False)
+
+
+def lanes_source(func) -> str:
+    return str(generate(numba_cpu.lower(func), LANES))
 
 
 def tutorial_schedule(vectorize=True):
@@ -50,7 +61,7 @@ def _run(func):
 
 
 def test_vectorized_loop_is_written_as_lanes():
-    src = numba_cpu.build(tutorial_schedule(), cache=False).source
+    src = lanes_source(tutorial_schedule())
     assert "# a vector store of 8 lanes: each computed before any is stored" in src
     assert "C_i = i_0 * 8 + i_1\n" in src and "C_j = j_0 * 8\n" in src
     assert "A_e = A[i_0 * 8 + i_1, k_0 * 4]  # the same element in every lane" in src  # read once
@@ -108,7 +119,7 @@ def test_lanes_that_read_another_lanes_element_read_before_any_is_written():
     # lane writes it (TVM 0.27 computes [1, 2, 4, 6, 8, 10, 12, 14]); lnumpy, which runs the
     # lanes one after another, refuses it rather than give the sequential result
     func = from_source(SHIFT)
-    src = numba_cpu.build(func, cache=False).source
+    src = lanes_source(func)
     assert src.index("A_v6 = A[6] * np.float32(2.0)") < src.index("A[1] = A_v0")
     a = np.arange(1, 9, dtype="float32")
     out = a.copy()
@@ -144,7 +155,7 @@ def wide_schedule(dtype="float32"):
 def test_more_lanes_than_a_vector_register_are_written_in_chunks():
     # 32 float32 lanes: 2 chunks of 16 (64 bytes) in a loop, a third of the compile time
     f = numba_cpu.build(wide_schedule(), cache=False)
-    src = f.source
+    src = lanes_source(wide_schedule())
     assert ("# a vector store of 32 lanes as 2 chunks of 16: each lane reads only the "
             "element it writes") in src
     assert "for C_chunk in range(2):" in src
@@ -158,7 +169,7 @@ def test_more_lanes_than_a_vector_register_are_written_in_chunks():
 
 
 def test_chunks_hold_64_bytes_of_the_widest_dtype():
-    src = numba_cpu.build(wide_schedule("float64"), cache=False).source
+    src = lanes_source(wide_schedule("float64"))
     assert "# a vector store of 32 lanes as 4 chunks of 8" in src
 
 
@@ -183,7 +194,7 @@ def test_a_vectorized_local_buffer_stays_an_array_written_in_chunks():
     '''))
     f = numba_cpu.build(func, cache=False)
     assert 't = np.empty((32,), dtype="float32")' in f.source
-    assert "for t_chunk in range(2):" in f.source and "t_31" not in f.source
+    assert "for t_chunk in range(2):" in lanes_source(func) and "t_31" not in lanes_source(func)
     a = np.random.default_rng(0).uniform(-1, 1, (4, 32)).astype("float32")
     b = np.zeros_like(a)
     f(a, b)
@@ -206,10 +217,11 @@ def test_a_vectorized_tile_of_rows_is_written_in_chunks_of_whole_rows():
     # a fused 16 x 4 tile: lane r writes B's element (r // 4, r % 4) of the tile, 64 distinct
     # elements; a chunk of 16 lanes is 4 rows, its index one base plus constants
     f = numba_cpu.build(from_source(TILE_2D), cache=False)
-    assert "# a vector store of 64 lanes as 4 chunks of 16" in f.source
-    assert "for B_chunk in range(4):" in f.source
-    assert "B_i = B_chunk * 4 + i_0 * 16\n" in f.source
-    assert "B_v15 = B[B_i + 3, B_j + 3] + A[B_i + 3, B_j + 3] * np.float32(2.0)" in f.source
+    src = lanes_source(from_source(TILE_2D))
+    assert "# a vector store of 64 lanes as 4 chunks of 16" in src
+    assert "for B_chunk in range(4):" in src
+    assert "B_i = B_chunk * 4 + i_0 * 16\n" in src
+    assert "B_v15 = B[B_i + 3, B_j + 3] + A[B_i + 3, B_j + 3] * np.float32(2.0)" in src
     rng = np.random.default_rng(0)
     a, b = (rng.uniform(-1, 1, (32, 64)).astype("float32") for _ in range(2))
     out = b.copy()

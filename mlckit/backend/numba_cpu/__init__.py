@@ -8,9 +8,10 @@ buffer across the loop), then TVM's default TIR pipeline (blocks gone, buffers f
 ``T.vectorized`` loops as ``T.Ramp``/``T.Broadcast`` vectors, ``T.unroll`` loops copied
 out), TVM's ``CommonSubexprElimTIR`` (an index repeated in a loop body computed once) and
 ``legalize_half``.  The generator then prints the lowered TIR as Python (numba flavour:
-one-element "local" buffers as scalars, parallel loops -> ``prange``, a vector store's lanes
-one by one, float32 constants typed, a parameter's flat view ``flat_view(A)``:
-``numba_cpu.views``) and Numba compiles it for C-contiguous arrays of the buffers' dtypes
+one-element "local" buffers as scalars, parallel loops -> ``prange``, a vector store as LLVM
+vectors, ``C_1[ramp(i, 1, 16)] = ... + broadcast(a, 16) * B_1[ramp(j, 1, 16)]``
+(``numba_cpu.vectors``; lane by lane where it is more than arithmetic), float32 constants
+typed, a parameter's flat view ``flat_view(A)``: ``numba_cpu.views``) and Numba compiles it for C-contiguous arrays of the buffers' dtypes
 when it is built; a PrimFunc with ``tir.noalias`` with Numba's ``noalias`` flag (LLVM may
 assume its arrays never overlap, as TVM's codegen does; a call whose written array overlaps
 another argument is refused).  ``f.source`` is the generated module, for
@@ -217,6 +218,8 @@ def _module_source(body: GeneratedSource, fastmath: bool, cache: bool,
         *(["from mlckit.backend.extern import call_packed"] if body.uses_packed else []),
         *(["from mlckit.backend.numba_cpu.views import flat_view"] if body.uses_flat_view
           else []),
+        *([f"from mlckit.backend.numba_cpu.vectors import {', '.join(body.vector_names)}"]
+          if body.vector_names else []),
         "",
         *([*extern_notes, ""] if extern_notes else []),
         "",
