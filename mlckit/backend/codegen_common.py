@@ -59,11 +59,15 @@ class Flavour:
     # ... or as LLVM vector values where the store is arithmetic on ramps and broadcasts
     # (``C_1[ramp(i, 1, 16)] = ...``, numba_cpu.vectors); lane by lane otherwise
     llvm_vectors: bool = False
+    # np.empty's dtype as NumPy's type (np.float32), not its name (lnumpy's, as the course
+    # writes it): Numba then compiles np.empty once for every size (np_dtype_text)
+    dtype_types: bool = False
 
 
 LNUMPY = Flavour("lnumpy", numpy_vectors=True)
 NUMBA = Flavour("numba", typed_float_consts=True, prange=True, njit_helpers=True,
-                scalar_registers=True, flat_params=True, flat_view=True, llvm_vectors=True)
+                scalar_registers=True, flat_params=True, flat_view=True, llvm_vectors=True,
+                dtype_types=True)
 
 
 
@@ -185,7 +189,15 @@ def _sanitize(name: str) -> str:
     return name
 
 
-def np_dtype_text(dtype: str) -> str:
+def np_dtype_text(dtype: str, as_type: bool = False) -> str:
+    """The ``dtype=`` of an ``np.empty`` in generated code: its name (``"float32"``, as the
+    course writes it) or, ``as_type``, NumPy's type (``np.float32``).  Why the type for
+    Numba: it types ``np.empty((1024,), dtype="float32")`` with the shape as a constant and
+    compiles NumPy's ``empty`` again for every size (40-150 ms each: most tuning candidates
+    have a buffer of their own size); with ``np.float32`` the shape is an integer, and one
+    compile serves every size."""
+    if as_type:
+        return np_scalar(dtype)
     return '"bool"' if dtype == "bool" else f'"{dtype}"'
 
 

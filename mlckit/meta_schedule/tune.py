@@ -114,8 +114,20 @@ def _tune_task(ctx: TuneContext, max_trials: int, per_iter: int, runner, databas
     from tqdm import tqdm
 
     spaces = ctx.generate_design_space()  # a failing space function stops before any write
+    if hasattr(runner, "warm_up"):  # the workers start while the search samples
+        runner.warm_up(str(ctx.target))
     strategy = ctx.search_strategy
     strategy.pre_tuning(max_trials, per_iter, spaces, database, cost_model)
+    early: dict = {}  # id(candidate) -> its measurement, started as the search picked it
+
+    def measure(candidates: list) -> list:
+        return runner.run([RunnerInput(c.sch.mod, str(ctx.target), c.args_info)
+                           for c in candidates])
+
+    def start_early(candidate) -> None:
+        early[id(candidate)] = measure([candidate])[0]
+
+    strategy.candidate_sink = start_early
     workload = strategy.workload
     best = min((r.median_secs for r in database.get_top_k(workload, 1)), default=float("inf"))
     # stdout, not stderr: a notebook shows stderr as an error (a pink box)
@@ -126,8 +138,10 @@ def _tune_task(ctx: TuneContext, max_trials: int, per_iter: int, runner, databas
             candidates = strategy.generate_measure_candidates()
             if not candidates:
                 break
-            futures = runner.run([RunnerInput(c.sch.mod, str(ctx.target), c.args_info)
-                                  for c in candidates])
+            missing = [c for c in candidates if id(c) not in early]
+            late = iter(measure(missing) if missing else [])
+            futures = [early.pop(id(c)) if id(c) in early else next(late) for c in candidates]
+            early.clear()
             results = []
             for fut in futures:
                 res = fut.result()
@@ -148,5 +162,6 @@ def _tune_task(ctx: TuneContext, max_trials: int, per_iter: int, runner, databas
             bar.total = bar.n
             bar.set_description_str(f"tune_tir {ctx.task_name} (all {bar.n} candidates)")
     finally:
+        strategy.candidate_sink = None
         bar.close()
     strategy.post_tuning()

@@ -68,8 +68,10 @@ class BenchmarkResult:
 def time_evaluator(func: Callable, dev=None, number: int = 10, repeat: int = 1,
                    min_repeat_ms: float = 0) -> Callable:
     """A timer for ``func``: ``timer(*args)`` runs it once to warm up, then ``repeat`` times
-    ``number`` calls (doubling ``number`` until a repeat lasts ``min_repeat_ms``), and
-    returns a :class:`BenchmarkResult` of seconds per call.
+    ``number`` calls, and returns a :class:`BenchmarkResult` of seconds per call.  With
+    ``min_repeat_ms``, a repeat shorter than that is run again with more calls (as TVM's
+    timer: enough for the time measured, at least 1.618 times as many), and the later
+    repeats keep that count.
 
     NumPy arrays that do not start on a 64-byte boundary (NumPy places a large array 16
     bytes into a page) are timed on aligned copies, as TVM times its own 64-byte aligned
@@ -80,8 +82,8 @@ def time_evaluator(func: Callable, dev=None, number: int = 10, repeat: int = 1,
         args, copies = _aligned_copies(args)
         func(*args)  # warm-up (and Numba's compilation)
         results = []
+        n = max(1, number)
         for _ in range(max(1, repeat)):
-            n = max(1, number)
             while True:
                 start = time.perf_counter()
                 for _ in range(n):
@@ -91,7 +93,8 @@ def time_evaluator(func: Callable, dev=None, number: int = 10, repeat: int = 1,
                 elapsed = time.perf_counter() - start
                 if elapsed * 1e3 >= min_repeat_ms or n >= 1 << 20:
                     break
-                n *= 2
+                per_call_ms = max(elapsed * 1e3 / n, 1e-6)
+                n = min(int(max(min_repeat_ms / per_call_ms + 1, n * 1.618)), 1 << 20)
             results.append(elapsed / n)
         if dev is not None and hasattr(dev, "sync"):
             dev.sync()

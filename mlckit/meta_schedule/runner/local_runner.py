@@ -19,7 +19,9 @@ Why processes, and how they start:
   hash), and all processes share the on-disk cache under ``$MLCKIT_CACHE_DIR`` — so the
   tuned kernel compiled again in the parent loads from disk instead of recompiling.
 - Pools are kept between ``tune_tir`` calls with the same settings (starting one costs a
-  second or two of imports) and shut down at exit or by ``close()``.
+  second or two of imports) and shut down at exit or by ``close()``.  ``tune_tir`` starts
+  the pool (``warm_up``) before it samples the first candidates: the workers import Numba
+  and set it up (``worker.start_worker``) while the search runs.
 
 Example::
 
@@ -39,7 +41,7 @@ from concurrent.futures import ProcessPoolExecutor
 from ..error import RunnerError
 from ..utils import num_cores
 from .runner import Runner, RunnerFuture, RunnerInput
-from .worker import limit_threads, measure
+from .worker import measure, start_worker
 
 _POOLS: dict[tuple, ProcessPoolExecutor] = {}
 
@@ -110,18 +112,25 @@ class LocalRunner(Runner):
         explicit = "num-cores" in str(target)
         return max(1, cores if explicit else cores // self.max_workers)
 
-    def _pool(self, threads: int) -> ProcessPoolExecutor:
+    def _pool(self, threads: int, wait: bool = True) -> ProcessPoolExecutor:
         key = (self.max_workers, threads, self.start_method)
         pool = _POOLS.get(key)
         if pool is None:
             ctx = multiprocessing.get_context(self.start_method)
             pool = ProcessPoolExecutor(self.max_workers, mp_context=ctx,
-                                       initializer=limit_threads, initargs=(threads,))
+                                       initializer=start_worker, initargs=(threads,))
             with _hidden_main():  # workers spawn on these first submissions
-                for f in [pool.submit(_noop) for _ in range(self.max_workers)]:
-                    f.result()
+                started = [pool.submit(_noop) for _ in range(self.max_workers)]
             _POOLS[key] = pool
+            if wait:
+                for f in started:
+                    f.result()
         return pool
+
+    def warm_up(self, target: str) -> None:
+        """Start the workers for ``target`` without waiting for them (their imports and
+        Numba's set-up overlap the search's first sampling)."""
+        self._pool(self._threads(target), wait=False)
 
     def _discard(self, key) -> None:
         pool = _POOLS.pop(key, None)

@@ -1,7 +1,7 @@
 """What a measuring worker runs: build one candidate with ``mlckit.build`` and time it.
 
-Kept free of Numba at import time: a spawned worker first limits its threads
-(``limit_threads``), then imports Numba on the first build.
+Kept free of Numba at import time: a spawned worker first limits its threads, then imports
+Numba (``start_worker``).
 
 Example::
 
@@ -26,6 +26,18 @@ def limit_threads(threads: int) -> None:
     # Ctrl-C (or a notebook kernel shutting down) is the parent's to handle; a worker
     # interrupted mid-task would only print a traceback, then be terminated anyway.
     signal.signal(signal.SIGINT, signal.SIG_IGN)
+
+
+def start_worker(threads: int) -> None:
+    """A measuring worker's start (the pool's initializer): its threads limited, then Numba
+    imported and its typing and target context set up by one tiny compile, so that the
+    first candidate's build pays neither (the pool starts while the search samples)."""
+    limit_threads(threads)
+    import numba
+
+    import mlckit.driver.build  # noqa: F401 - imports the backends and Numba's extensions
+
+    numba.njit(lambda x: x + 1)(1)
 
 
 def serial_twin(mod):

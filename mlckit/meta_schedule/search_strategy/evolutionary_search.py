@@ -52,7 +52,8 @@ class EvolutionarySearch(SearchStrategy):
         if budget <= 0:
             return None
         if self.cost_model is None or not self.cost_model.ready:
-            picked = self._sample_new(budget, self.seen, self.max_fail_count)
+            picked = self._sample_new(budget, self.seen, self.max_fail_count,
+                                      sink=self.candidate_sink)
         else:
             picked = self._evolve(budget)
         self.trials += len(picked)

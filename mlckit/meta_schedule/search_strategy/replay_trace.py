@@ -21,6 +21,7 @@ class ReplayTrace(SearchStrategy):
         budget = self._budget()
         if budget <= 0:
             return None
-        picked = self._sample_new(budget, self.seen, self.max_fail_count)
+        picked = self._sample_new(budget, self.seen, self.max_fail_count,
+                                  sink=self.candidate_sink)
         self.trials += len(picked)
         return picked or None

@@ -110,6 +110,10 @@ class SearchStrategy:
         self.workload = database.commit_workload(self.mod) if database is not None else None
         self.trials = 0
         self.seen: set[int] = set()  # structural hashes of candidates measured or picked
+        # called with each candidate to be measured as soon as it is picked, before
+        # generate_measure_candidates returns them all (tune_tir: its measurement starts
+        # while the search samples the next); None: nobody is told early
+        self.candidate_sink = None
 
     def post_tuning(self) -> None:
         pass
@@ -128,8 +132,10 @@ class SearchStrategy:
             return None
         return MeasureCandidate(sch, self.args_info, pre, structural_hash(sch.mod))
 
-    def _sample_new(self, count: int, exclude: set[int], max_fails: int = 64) -> list:
-        """Up to ``count`` random candidates from the design spaces, structurally new."""
+    def _sample_new(self, count: int, exclude: set[int], max_fails: int = 64,
+                    sink=None) -> list:
+        """Up to ``count`` random candidates from the design spaces, structurally new.
+        ``sink``: called with each candidate as it is picked (``candidate_sink``)."""
         out: list[MeasureCandidate] = []
         fails = 0
         while len(out) < count and fails < max_fails:
@@ -140,6 +146,8 @@ class SearchStrategy:
             fails = 0
             exclude.add(cand.shash)
             out.append(cand)
+            if sink is not None:
+                sink(cand)
         return out
 
     def _budget(self) -> int:

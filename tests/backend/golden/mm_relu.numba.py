@@ -14,7 +14,7 @@ def mm_relu(A, B, C):
     A_1 = flat_view(A)
     B_1 = flat_view(B)
     C_1 = flat_view(C)
-    Y = np.empty((16384,), dtype="float32")
+    Y = np.empty((16384,), dtype=np.float32)
     # Y_acc: a one-element "local" buffer, held in a scalar
     for i in range(128):
         for j in range(128):
