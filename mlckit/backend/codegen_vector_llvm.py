@@ -25,7 +25,7 @@ from __future__ import annotations
 
 from mlckit.tir import dtype as dt
 from mlckit.tir import expr as E
-from mlckit.tir.expr_vector import Broadcast, lanes_of
+from mlckit.tir.expr_vector import Broadcast, Ramp, lanes_of
 from mlckit.tir.stmt import BufferStore
 
 from .codegen_common import P_ATOM, np_scalar
@@ -45,6 +45,8 @@ def ramp_pattern(index, lanes: int):
     ramps, ramp_stride)``: lane ``k`` is ``base + k // lanes_per_ramp * ramp_stride + k %
     lanes_per_ramp * stride``; None when its lanes are not constants apart or not ramps of
     one stride."""
+    if isinstance(index, Ramp) and isinstance(index.stride, E.IntImm):  # no lanes to walk
+        return index.base, index.stride.value, lanes, 1, 0
     offsets = _lane_offsets(index, lanes)
     if offsets is None:
         return None
