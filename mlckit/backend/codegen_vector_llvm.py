@@ -28,7 +28,7 @@ from mlckit.tir import expr as E
 from mlckit.tir.expr_vector import Broadcast, Ramp, lanes_of
 from mlckit.tir.stmt import BufferStore
 
-from .codegen_common import P_ATOM, np_scalar
+from .codegen_common import P_ATOM, CodegenError, np_scalar
 from .codegen_vector import _lane_offsets, lane_of
 
 __all__ = ["LLVMVectorExprs", "ramp_pattern"]
@@ -47,7 +47,10 @@ def ramp_pattern(index, lanes: int):
     one stride."""
     if isinstance(index, Ramp) and isinstance(index.stride, E.IntImm):  # no lanes to walk
         return index.base, index.stride.value, lanes, 1, 0
-    offsets = _lane_offsets(index, lanes)
+    try:
+        offsets = _lane_offsets(index, lanes)
+    except CodegenError:  # a vector variable in the index (a vector let): lanes
+        return None
     if offsets is None:
         return None
     first = offsets[0]
@@ -109,8 +112,11 @@ class LLVMVectorExprs:
             self.vector_names.add("broadcast")
             value = self.expr(e.value, 0)
             typed = f"{np_scalar(e.value.dtype)}("
-            if not dt.is_float(e.value.dtype) and not value.startswith(typed):
-                value = f"{typed}{value})"  # Numba's integers are int64 unless told
+            # Numba's integers are int64 unless told, and a float32 computed through a
+            # function (math.sqrt) may be a float64: the vector has the dtype TIR says
+            atom = isinstance(e.value, (E.Var, E.BufferLoad, E.FloatImm))
+            if not value.startswith(typed) and not (atom and dt.is_float(e.value.dtype)):
+                value = f"{typed}{value})"
             return f"broadcast({value}, {e.lanes})", P_ATOM
         if isinstance(e, E.BufferLoad):
             return f"{self.name_of(e.buffer)}[{self.ramp_text(e.indices[0], lanes_of(e))}]", P_ATOM
