@@ -81,24 +81,36 @@ class LLVMVectorExprs:
             value = Broadcast(s.value, lanes)  # one value stored in every lane
         if value is None or not self._vector_value(value):
             return False
-        index = self.ramp_text(s.indices[0], lanes)
-        if index is None:
+        if ramp_pattern(s.indices[0], lanes) is None:
             return False
-        self.in_vectors = True
+        live = self.live[-1]
+        before = set(live)
+        self.in_vectors, self.vector_bases = True, {}
         try:
+            target = f"{self.name_of(s.buffer)}[{self.ramp_text(s.indices[0], lanes, s.buffer)}]"
             text = self.expr_text(value)
         finally:
-            self.in_vectors = False
-        self.emit(f"{self.name_of(s.buffer)}[{index}] = {text}", s)
+            self.in_vectors, self.vector_bases = False, None
+            live.difference_update(live - before)  # the bases' names are this store's
+        self.emit(f"{target} = {text}", s)
         return True
 
-    def ramp_text(self, index, lanes: int) -> str | None:
-        """``ramp(base, stride, lanes)`` or ``ramps(...)`` for the vector ``index``."""
+    def ramp_text(self, index, lanes: int, buf) -> str | None:
+        """``ramp(base, stride, lanes)`` or ``ramps(...)`` for the vector ``index`` of
+        ``buf``; a base that is more than a name or a constant is named first, once for the
+        store (``B_1_at = k_0 * 512 + k_1 * 128``): the statement stays readable."""
         pattern = ramp_pattern(index, lanes)
         if pattern is None:
             return None
         base, stride, run, rows, row_stride = pattern
         text = self.expr(base, 0)
+        if not isinstance(base, (E.Var, E.IntImm)):
+            named = self.vector_bases.get(text)
+            if named is None:
+                var = E.Var(f"{self.name_of(buf)}_at", base.dtype)
+                named = self.vector_bases[text] = self.bind(var, var.name_hint, var.dtype)
+                self.pending.append(f"{named} = {text}")
+            text = named
         if rows == 1:
             self.vector_names.add("ramp")
             return f"ramp({text}, {stride}, {run})"
@@ -111,6 +123,13 @@ class LLVMVectorExprs:
         if isinstance(e, Broadcast):
             self.vector_names.add("broadcast")
             value = self.expr(e.value, 0)
+            if isinstance(e.value, E.BufferLoad):  # read once, named: A_1_e = A_1[i * 64 + k]
+                named = self.vector_bases.get(value)
+                if named is None:
+                    var = E.Var(f"{self.name_of(e.value.buffer)}_e", e.value.dtype)
+                    named = self.vector_bases[value] = self.bind(var, var.name_hint, var.dtype)
+                    self.pending.append(f"{named} = {value}  # the same element in every lane")
+                value = named
             typed = f"{np_scalar(e.value.dtype)}("
             # Numba's integers are int64 unless told, and a float32 computed through a
             # function (math.sqrt) may be a float64: the vector has the dtype TIR says
@@ -119,7 +138,8 @@ class LLVMVectorExprs:
                 value = f"{typed}{value})"
             return f"broadcast({value}, {e.lanes})", P_ATOM
         if isinstance(e, E.BufferLoad):
-            return f"{self.name_of(e.buffer)}[{self.ramp_text(e.indices[0], lanes_of(e))}]", P_ATOM
+            index = self.ramp_text(e.indices[0], lanes_of(e), e.buffer)
+            return f"{self.name_of(e.buffer)}[{index}]", P_ATOM
         return None
 
     # -- what can be an LLVM vector ------------------------------------------------------------

@@ -94,8 +94,11 @@ def test_a_vectorized_matmul_store_is_one_statement_of_llvm_vectors():
     func = tile_matmul(from_source(MATMUL), 8, 8, 4, vectorize=True, unroll=True).mod["main"]
     f = numba_cpu.build(func, cache=False)
     assert "from mlckit.backend.numba_cpu.vectors import broadcast, ramp\n" in f.source
+    # the element every lane reads and the base of B's ramp named once, before the store
+    assert re.search(r"A_1_e = A_1\[[^\]]+\]  # the same element in every lane\n", f.source)
+    assert re.search(r"B_1_at = cse_var_\d+ \+ 64\n", f.source)  # the unrolled k_1 = 1
     assert re.search(r"C_1\[ramp\((cse_var_\d+), 1, 8\)\] = C_1\[ramp\(\1, 1, 8\)\] \+ "
-                     r"broadcast\(A_1\[[^\]]+\], 8\) \* B_1\[ramp\([^)]+, 1, 8\)\]", f.source)
+                     r"broadcast\(A_1_e, 8\) \* B_1\[ramp\(B_1_at, 1, 8\)\]\n", f.source)
     assert "C_v0" not in f.source and numba_cpu.NO_LOOP_VECTORIZER not in f.source
     llvm = f.dispatcher.inspect_llvm(f.dispatcher.signatures[0])
     assert re.search(r"fmul (?:fast )?<8 x float>", llvm)
