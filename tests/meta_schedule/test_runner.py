@@ -64,3 +64,27 @@ def test_a_measurement_past_the_timeout_is_an_error_and_the_pool_restarts():
     (fut,) = runner.run([ms.runner.RunnerInput(Matmul, "llvm --num-cores=1", ARGS)])
     assert fut.result().error_msg is None
     runner.close()
+
+
+def test_a_forked_worker_measures_after_the_parent_launched_numbas_threads():
+    # Numba refuses to compile once NUMBA_NUM_THREADS differs from the count of threads it
+    # launched: a worker forked from a parent that ran a parallel kernel keeps that count
+    # and uses one of them (every candidate's build failed before)
+    import numba
+
+    @numba.njit(parallel=True)
+    def total(a):
+        s = 0.0
+        for i in numba.prange(a.shape[0]):
+            s += a[i]
+        return s
+
+    assert total(np.ones(64)) == 64.0  # the parent's threads are launched
+    runner = ms.runner.LocalRunner(max_workers=1, start_method="fork", threads_per_worker=1,
+                                   min_repeat_ms=1)
+    try:
+        (fut,) = runner.run([ms.runner.RunnerInput(Matmul, "llvm", ARGS)])
+        res = fut.result()
+    finally:
+        runner.close()
+    assert res.error_msg is None and len(res.run_secs) == 3

@@ -118,7 +118,8 @@ class LocalRunner(Runner):
         if pool is None:
             ctx = multiprocessing.get_context(self.start_method)
             pool = ProcessPoolExecutor(self.max_workers, mp_context=ctx,
-                                       initializer=start_worker, initargs=(threads,))
+                                       initializer=start_worker,
+                                       initargs=(threads, self.start_method != "fork"))
             with _hidden_main():  # workers spawn on these first submissions
                 started = [pool.submit(_noop) for _ in range(self.max_workers)]
             _POOLS[key] = pool

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import os
 import signal
+import sys
 import time
 
 THREAD_VARS = ("NUMBA_NUM_THREADS", "OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS",
@@ -20,19 +21,33 @@ THREAD_VARS = ("NUMBA_NUM_THREADS", "OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS",
 
 def limit_threads(threads: int) -> None:
     """Make Numba (and any BLAS) use ``threads`` threads in this process: the pool's
-    initializer, run before Numba is imported so its thread pool is sized right."""
+    initializer, run before Numba is imported so its thread pool is sized right.  A forked
+    worker whose parent already launched Numba's threads keeps their count (Numba refuses
+    to compile after ``NUMBA_NUM_THREADS`` changes then) and uses ``threads`` of them."""
+    parallel = sys.modules.get("numba.np.ufunc.parallel")
+    launched = getattr(parallel, "_is_initialized", False)
     for var in THREAD_VARS:
-        os.environ[var] = str(threads)
+        if not (launched and var == "NUMBA_NUM_THREADS"):
+            os.environ[var] = str(threads)
+    if launched:
+        import numba
+
+        numba.set_num_threads(max(1, min(threads, numba.config.NUMBA_NUM_THREADS)))
     # Ctrl-C (or a notebook kernel shutting down) is the parent's to handle; a worker
     # interrupted mid-task would only print a traceback, then be terminated anyway.
     signal.signal(signal.SIGINT, signal.SIG_IGN)
 
 
-def start_worker(threads: int) -> None:
-    """A measuring worker's start (the pool's initializer): its threads limited, then Numba
-    imported and its typing and target context set up by one tiny compile, so that the
-    first candidate's build pays neither (the pool starts while the search samples)."""
+def start_worker(threads: int, warm: bool = True) -> None:
+    """A measuring worker's start (the pool's initializer): its threads limited, then, with
+    ``warm``, Numba imported and its typing and target context set up by one tiny compile,
+    so that the first candidate's build pays neither (the pool starts while the search
+    samples).  A forked worker (``warm=False``) has the parent's Numba already, and may not
+    compile before its first candidate: Numba refuses a new thread count once the parent's
+    threads were launched."""
     limit_threads(threads)
+    if not warm:
+        return
     import numba
 
     import mlckit.driver.build  # noqa: F401 - imports the backends and Numba's extensions
