@@ -264,7 +264,8 @@ class StmtWriter:
             shape += ","
         name = self.bind(s.buffer_var, s.buffer_var.name_hint, f"buffer:{s.dtype}:{len(s.extents)}",
                          scoped=False)
-        self.emit(f"{name} = np.empty(({shape}), dtype={np_dtype_text(s.dtype, self.flavour.dtype_types)})", s)
+        dtype = np_dtype_text(s.dtype, self.flavour.dtype_types)
+        self.emit(f"{name} = np.empty(({shape}), dtype={dtype})", s)
         self.alloc_extents[id(s.buffer_var)] = (s.dtype, s.extents)
         self.stmt(s.body)
         self.pop_scope()
@@ -352,7 +353,8 @@ class StmtWriter:
         if len(buf.shape) == 1:
             shape += ","
         name = self.bind(buf, buf.name, f"buffer:{buf.dtype}:{buf.ndim}", scoped=False)
-        self.emit(f"{name} = np.empty(({shape}), dtype={np_dtype_text(buf.dtype, self.flavour.dtype_types)})", stmt)
+        dtype = np_dtype_text(buf.dtype, self.flavour.dtype_types)
+        self.emit(f"{name} = np.empty(({shape}), dtype={dtype})", stmt)
 
 
 def _same_constants(a, b) -> bool:

@@ -23,6 +23,7 @@ The strides and lane counts are constants of the source (Numba sees them as lite
 
 Example::
 
+    import numpy as np
     from numba import njit
     from mlckit.backend.numba_cpu.vectors import broadcast, ramp
 
