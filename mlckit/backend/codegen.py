@@ -176,7 +176,8 @@ class _Generator(StmtWriter, ExprWriter, LocalScalars, VectorExprs, LLVMVectorEx
         self.uses_flat_view = False  # a parameter's flat view: flat_view(A)
         self.vector_names: set = set()  # ramp, ramps, broadcast: LLVM vectors (codegen_vector)
         self.in_vectors = False  # writing a vector store as LLVM vectors (codegen_vector)
-        self.vector_bases: dict | None = None  # a base index text -> its name, in one store
+        self.vector_bases: dict | None = None  # a text named before the store -> its name
+        self.vector_patterns: dict | None = None  # id(index) -> its ramps, in one store
         self.uses_packed = False  # T.call_packed: call_packed(...) must be in the namespace
 
     # -- naming ----------------------------------------------------------------------------

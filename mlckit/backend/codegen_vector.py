@@ -97,7 +97,7 @@ def lane_index_of(index, k, lane_vars: dict, simplify=None):
     return lane
 
 
-def _lane_offsets(index, lanes: int):
+def lane_offsets(index, lanes: int):
     """The constant each lane of the vector ``index`` adds to a part shared by every lane,
     or None when the lanes do not share one (``r // 4 * 64 + r % 4`` over 64 lanes -> 0, 1,
     2, 3, 64, 65, ...)."""
@@ -292,7 +292,7 @@ class VectorExprs:
         elif index is None or not _lane_arithmetic(index):
             return 0
         else:  # the lanes write distinct elements: r // 4 * 64 + r % 4
-            offsets = _lane_offsets(index, lanes)
+            offsets = lane_offsets(index, lanes)
             if offsets is None or len(set(offsets)) != lanes:
                 return 0
         safe = True

@@ -29,7 +29,7 @@ from mlckit.tir.expr_vector import Broadcast, Ramp, lanes_of
 from mlckit.tir.stmt import BufferStore
 
 from .codegen_common import P_ATOM, CodegenError, np_scalar
-from .codegen_vector import _lane_offsets, lane_of
+from .codegen_vector import lane_of, lane_offsets
 
 __all__ = ["LLVMVectorExprs", "ramp_pattern"]
 
@@ -48,7 +48,7 @@ def ramp_pattern(index, lanes: int):
     if isinstance(index, Ramp) and isinstance(index.stride, E.IntImm):  # no lanes to walk
         return index.base, index.stride.value, lanes, 1, 0
     try:
-        offsets = _lane_offsets(index, lanes)
+        offsets = lane_offsets(index, lanes)
     except CodegenError:  # a vector variable in the index (a vector let): lanes
         return None
     if offsets is None:
@@ -79,43 +79,44 @@ class LLVMVectorExprs:
         value = s.value if lanes_of(s.value) == lanes else None
         if value is None and lanes_of(s.value) == 1:
             value = Broadcast(s.value, lanes)  # one value stored in every lane
-        if value is None or not self._vector_value(value):
-            return False
-        if ramp_pattern(s.indices[0], lanes) is None:
+        patterns: dict = {}  # id(vector index) -> its ramp_pattern, found once
+        if value is None or not self._vector_value(value, patterns) \
+                or not self._ramp_of(s.indices[0], lanes, patterns):
             return False
         live = self.live[-1]
         before = set(live)
-        self.in_vectors, self.vector_bases = True, {}
+        self.in_vectors, self.vector_patterns, self.vector_bases = True, patterns, {}
         try:
-            target = f"{self.name_of(s.buffer)}[{self.ramp_text(s.indices[0], lanes, s.buffer)}]"
+            target = f"{self.name_of(s.buffer)}[{self.ramp_text(s.indices[0], s.buffer)}]"
             text = self.expr_text(value)
         finally:
-            self.in_vectors, self.vector_bases = False, None
-            live.difference_update(live - before)  # the bases' names are this store's
+            self.in_vectors, self.vector_patterns, self.vector_bases = False, None, None
+            live.difference_update(live - before)  # the names taken are this store's
         self.emit(f"{target} = {text}", s)
         return True
 
-    def ramp_text(self, index, lanes: int, buf) -> str | None:
+    def ramp_text(self, index, buf) -> str:
         """``ramp(base, stride, lanes)`` or ``ramps(...)`` for the vector ``index`` of
-        ``buf``; a base that is more than a name or a constant is named first, once for the
-        store (``B_1_at = k_0 * 512 + k_1 * 128``): the statement stays readable."""
-        pattern = ramp_pattern(index, lanes)
-        if pattern is None:
-            return None
-        base, stride, run, rows, row_stride = pattern
+        ``buf``; a base that is more than a name or a constant is named first (``B_1_at =
+        k_0 * 512 + k_1 * 128``): the statement stays readable."""
+        base, stride, run, rows, row_stride = self.vector_patterns[id(index)]
         text = self.expr(base, 0)
         if not isinstance(base, (E.Var, E.IntImm)):
-            named = self.vector_bases.get(text)
-            if named is None:
-                var = E.Var(f"{self.name_of(buf)}_at", base.dtype)
-                named = self.vector_bases[text] = self.bind(var, var.name_hint, var.dtype)
-                self.pending.append(f"{named} = {text}")
-            text = named
+            text = self._named_once(text, f"{self.name_of(buf)}_at", base.dtype)
         if rows == 1:
             self.vector_names.add("ramp")
             return f"ramp({text}, {stride}, {run})"
         self.vector_names.add("ramps")
         return f"ramps({text}, {stride}, {run}, {rows}, {row_stride})"
+
+    def _named_once(self, text: str, hint: str, dtype: str, note: str = "") -> str:
+        """A name for ``text``, bound on a line before the store, once per store."""
+        named = self.vector_bases.get(text)
+        if named is None:
+            var = E.Var(hint, dtype)
+            named = self.vector_bases[text] = self.bind(var, var.name_hint, var.dtype)
+            self.pending.append(f"{named} = {text}{note}")
+        return named
 
     def llvm_vector_prec(self, e) -> tuple[str, int] | None:
         """The text of the vector ``e`` inside an LLVM vector store (None: the scalar text,
@@ -124,12 +125,8 @@ class LLVMVectorExprs:
             self.vector_names.add("broadcast")
             value = self.expr(e.value, 0)
             if isinstance(e.value, E.BufferLoad):  # read once, named: A_1_e = A_1[i * 64 + k]
-                named = self.vector_bases.get(value)
-                if named is None:
-                    var = E.Var(f"{self.name_of(e.value.buffer)}_e", e.value.dtype)
-                    named = self.vector_bases[value] = self.bind(var, var.name_hint, var.dtype)
-                    self.pending.append(f"{named} = {value}  # the same element in every lane")
-                value = named
+                value = self._named_once(value, f"{self.name_of(e.value.buffer)}_e",
+                                         e.value.dtype, "  # the same element in every lane")
             typed = f"{np_scalar(e.value.dtype)}("
             # Numba's integers are int64 unless told, and a float32 computed through a
             # function (math.sqrt) may be a float64: the vector has the dtype TIR says
@@ -138,15 +135,22 @@ class LLVMVectorExprs:
                 value = f"{typed}{value})"
             return f"broadcast({value}, {e.lanes})", P_ATOM
         if isinstance(e, E.BufferLoad):
-            index = self.ramp_text(e.indices[0], lanes_of(e), e.buffer)
-            return f"{self.name_of(e.buffer)}[{index}]", P_ATOM
+            return f"{self.name_of(e.buffer)}[{self.ramp_text(e.indices[0], e.buffer)}]", P_ATOM
         return None
 
     # -- what can be an LLVM vector ------------------------------------------------------------
     def _vector_buffer(self, buf) -> bool:
         return id(buf) not in self.scalars and buf.ndim == 1 and buf.dtype in _ELEMENTS
 
-    def _vector_value(self, e) -> bool:
+    def _ramp_of(self, index, lanes: int, patterns: dict) -> bool:
+        """Whether ``index`` is ramps (``ramp_pattern``), noted in ``patterns``."""
+        pattern = patterns.get(id(index)) or ramp_pattern(index, lanes)
+        if pattern is None:
+            return False
+        patterns[id(index)] = pattern
+        return True
+
+    def _vector_value(self, e, patterns: dict) -> bool:
         lanes = lanes_of(e)
         if dt.element_of(e.dtype) not in _ELEMENTS:
             return False
@@ -154,8 +158,8 @@ class LLVMVectorExprs:
             return lanes_of(e.value) == 1
         if isinstance(e, E.BufferLoad):
             return self._vector_buffer(e.buffer) and len(e.indices) == 1 \
-                and ramp_pattern(e.indices[0], lanes) is not None
+                and self._ramp_of(e.indices[0], lanes, patterns)
         if isinstance(e, _ARITHMETIC) or (isinstance(e, E.Div) and dt.is_float(e.dtype)):
             return lanes_of(e.a) == lanes_of(e.b) == lanes \
-                and self._vector_value(e.a) and self._vector_value(e.b)
+                and self._vector_value(e.a, patterns) and self._vector_value(e.b, patterns)
         return False

@@ -71,24 +71,23 @@ def test_time_evaluator_times_unaligned_numpy_arrays_on_aligned_copies(ab):
     assert tvm.runtime.module.time_evaluator(kernel)(aligned, aligned, aligned).note == ""
 
 
-def test_time_evaluator_grows_the_call_count_once_and_keeps_it_for_every_repeat():
+def test_time_evaluator_grows_the_call_count_once_and_keeps_it_for_every_repeat(monkeypatch):
     # TVM's timer: a repeat shorter than min_repeat_ms runs again with enough calls for it
-    # (at least 1.618 times as many), and the later repeats keep that count
-    import time
-
+    # (at least 1.618 times as many), and the later repeats keep that count.  A clock that
+    # advances 1 ms per call makes the counts exact.
+    clock = [0.0]
+    monkeypatch.setattr(tvm.runtime.module.time, "perf_counter", lambda: clock[0])
     counts = []
 
     def kernel():
         counts.append(1)
-        end = time.perf_counter() + 1e-3  # a 1 ms kernel
-        while time.perf_counter() < end:
-            pass
+        clock[0] += 1e-3
 
     result = tvm.runtime.module.time_evaluator(kernel, number=1, repeat=3, min_repeat_ms=10)()
-    # the warm-up, one call too few, then about 11 calls per repeat (doubling from 1 call
-    # each repeat took 1 + 2 + 4 + 8 + 16 calls per repeat, 94 in all)
-    assert 3 * 10 <= len(counts) <= 2 + 3 * 13
-    assert len(result.results) == 3 and all(0.9e-3 <= r <= 3e-3 for r in result.results)
+    # the warm-up, 1 call (1 ms: too short), then 10 / 1 + 1 = 11 calls in each repeat;
+    # doubling from 1 call in every repeat took 1 + 2 + 4 + 8 + 16 calls a repeat, 94 in all
+    assert len(counts) == 1 + 1 + 3 * 11
+    np.testing.assert_allclose(result.results, [1e-3] * 3)
 
 
 def test_runtime_tensor_is_tvm_nd_array():

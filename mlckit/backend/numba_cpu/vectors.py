@@ -95,6 +95,11 @@ def _literal(t):
 
 
 # -- making indices and vectors -------------------------------------------------------------
+def _base_index(context, builder, sig, args):
+    """A ramp index is its first lane's index (the strides are in its type)."""
+    return context.cast(builder, args[0], sig.args[0], types.intp)
+
+
 @intrinsic
 def ramp(typingctx, base, stride, lanes):
     """The lanes ``base, base + stride, ..., base + (lanes - 1) * stride`` (TIR's
@@ -102,12 +107,7 @@ def ramp(typingctx, base, stride, lanes):
     stride_, lanes_ = _literal(stride), _literal(lanes)
     if not isinstance(base, types.Integer) or stride_ is None or lanes_ is None or lanes_ < 1:
         return None
-    index = RampIndex(stride_, lanes_)
-
-    def codegen(context, builder, sig, args):
-        return context.cast(builder, args[0], sig.args[0], types.intp)
-
-    return index(base, stride, lanes), codegen
+    return RampIndex(stride_, lanes_)(base, stride, lanes), _base_index
 
 
 @intrinsic
@@ -117,12 +117,7 @@ def ramps(typingctx, base, stride, lanes, rows, row_stride):
     consts = [_literal(t) for t in (stride, lanes, rows, row_stride)]
     if not isinstance(base, types.Integer) or None in consts or consts[1] < 1 or consts[2] < 1:
         return None
-    index = RampIndex(*consts)
-
-    def codegen(context, builder, sig, args):
-        return context.cast(builder, args[0], sig.args[0], types.intp)
-
-    return index(base, stride, lanes, rows, row_stride), codegen
+    return RampIndex(*consts)(base, stride, lanes, rows, row_stride), _base_index
 
 
 @intrinsic
@@ -179,40 +174,37 @@ class _VecStore(AbstractTemplate):
         return None
 
 
-def _element_pointer(context, builder, aryty, ary, base, offset: int):
-    data = make_array(aryty)(context, builder, ary).data
+def _element_pointer(builder, aryty, array, base, offset: int):
+    """The address of element ``base + offset`` of the 1-D ``array`` (its struct)."""
     at = builder.add(base, ir.Constant(base.type, offset)) if offset else base
     if aryty.layout == "C":
-        return builder.gep(data, [at], inbounds=True)
-    # a strided 1-D array: the stride in bytes
-    stride = make_array(aryty)(context, builder, ary).strides
-    step = builder.extract_value(stride, 0)
-    byte = builder.gep(builder.bitcast(data, ir.IntType(8).as_pointer()),
+        return builder.gep(array.data, [at], inbounds=True)
+    step = builder.extract_value(array.strides, 0)  # a strided 1-D array: bytes
+    byte = builder.gep(builder.bitcast(array.data, ir.IntType(8).as_pointer()),
                        [builder.mul(at, step)], inbounds=True)
-    return builder.bitcast(byte, data.type)
+    return builder.bitcast(byte, array.data.type)
 
 
 @lower_builtin(operator.getitem, types.Array, RampIndex)
 def _load(context, builder, sig, args):
     aryty, index = sig.args
-    ary, base = args
+    array, base = make_array(aryty)(context, builder, args[0]), args[1]
     element = context.get_data_type(aryty.dtype)
     align = context.get_abi_sizeof(element)
     rows = []
     for r in range(index.rows):
         first = r * index.row_stride
         if index.stride == 1 and aryty.layout == "C":
-            ptr = _element_pointer(context, builder, aryty, ary, base, first)
+            ptr = _element_pointer(builder, aryty, array, base, first)
             vec_ptr = builder.bitcast(ptr, ir.VectorType(element, index.lanes).as_pointer())
             rows.append(builder.load(vec_ptr, align=align))
         elif index.stride == 0:
-            ptr = _element_pointer(context, builder, aryty, ary, base, first)
+            ptr = _element_pointer(builder, aryty, array, base, first)
             rows.append(_splat(builder, builder.load(ptr, align=align), index.lanes))
         else:
             row = ir.VectorType(element, index.lanes)(ir.Undefined)
             for k in range(index.lanes):
-                ptr = _element_pointer(context, builder, aryty, ary, base,
-                                       first + k * index.stride)
+                ptr = _element_pointer(builder, aryty, array, base, first + k * index.stride)
                 row = builder.insert_element(row, builder.load(ptr, align=align), _I32(k))
             rows.append(row)
     if len(rows) & (len(rows) - 1):  # not a power of two: lane by lane
@@ -228,7 +220,7 @@ def _load(context, builder, sig, args):
 @lower_builtin(operator.setitem, types.Array, RampIndex, Vec)
 def _store(context, builder, sig, args):
     aryty, index, _ = sig.args
-    ary, base, value = args
+    array, base, value = make_array(aryty)(context, builder, args[0]), args[1], args[2]
     element = context.get_data_type(aryty.dtype)
     align = context.get_abi_sizeof(element)
     for r in range(index.rows):
@@ -237,12 +229,12 @@ def _store(context, builder, sig, args):
         if index.stride == 1 and aryty.layout == "C":
             row = value if index.rows == 1 else builder.shuffle_vector(
                 value, value, ir.Constant(ir.VectorType(_I32, index.lanes), lanes))
-            ptr = _element_pointer(context, builder, aryty, ary, base, first)
+            ptr = _element_pointer(builder, aryty, array, base, first)
             builder.store(row, builder.bitcast(ptr, ir.VectorType(element, index.lanes)
                                                .as_pointer()), align=align)
             continue
         for k, lane in enumerate(lanes):  # lane by lane, in order: the last one stays
-            ptr = _element_pointer(context, builder, aryty, ary, base, first + k * index.stride)
+            ptr = _element_pointer(builder, aryty, array, base, first + k * index.stride)
             builder.store(builder.extract_element(value, _I32(lane)), ptr, align=align)
     return context.get_dummy_value()
 

@@ -115,8 +115,9 @@ def test_a_vectorized_matmul_store_is_one_statement_of_llvm_vectors():
 def test_a_fused_tile_of_rows_is_ramps():
     f = numba_cpu.build(from_source(TILE_2D), cache=False)
     # lane r is element (r // 4, r % 4) of a 16 x 4 tile: 16 ramps of 4 lanes, B's rows apart
-    assert re.search(r"B_1\[ramps\((cse_var_\d+ \+ cse_var_\d+|[^,]+), 1, 4, 16, 64\)\] = ",
-                     f.source)
+    assert "B_1_at = i_0 * 1024 + j_0 * 4\n" in f.source  # named once for B's and A's lanes
+    assert ("B_1[ramps(B_1_at, 1, 4, 16, 64)] = B_1[ramps(B_1_at, 1, 4, 16, 64)] + "
+            "A_1[ramps(B_1_at, 1, 4, 16, 64)] * broadcast(np.float32(2.0), 64)\n") in f.source
     rng = np.random.default_rng(0)
     a, b = (rng.uniform(-1, 1, (32, 64)).astype("float32") for _ in range(2))
     out = b.copy()
