@@ -11,11 +11,13 @@ out), TVM's ``CommonSubexprElimTIR`` (an index repeated in a loop body computed 
 one-element "local" buffers as scalars, parallel loops -> ``prange``, a vector store as LLVM
 vectors, ``C_1[ramp(i, 1, 16)] = ... + broadcast(a, 16) * B_1[ramp(j, 1, 16)]``
 (``numba_cpu.vectors``; lane by lane where it is more than arithmetic), float32 constants
-typed, a parameter's flat view ``flat_view(A)``: ``numba_cpu.views``) and Numba compiles it for C-contiguous arrays of the buffers' dtypes
-when it is built; a PrimFunc with ``tir.noalias`` with Numba's ``noalias`` flag (LLVM may
-assume its arrays never overlap, as TVM's codegen does; a call whose written array overlaps
-another argument is refused).  ``f.source`` is the generated module, for
-learners to read.  The generator only prints: what makes the code fast is in the passes.
+typed, a parameter's flat view ``flat_view(A)``: ``numba_cpu.views``) and Numba compiles it
+for C-contiguous arrays of the buffers' dtypes when it is built; a PrimFunc with
+``tir.noalias`` with Numba's ``noalias`` flag (LLVM may assume its arrays never overlap, as
+TVM's codegen does; a call whose written array overlaps another argument is refused).  The
+kernel has no CPython wrapper of its own: it is called through the entry of its number of
+arguments (``numba_cpu.entry``).  ``f.source`` is the generated module, for learners to
+read.  The generator only prints: what makes the code fast is in the passes.
 
 Caching:
 
@@ -70,6 +72,7 @@ from .. import disk_cache
 from ..codegen import NUMBA, CodegenError, GeneratedSource, func_name, generate
 from ..extern import collect_externs, resolve_externs
 from ..signature import ArgumentError, Signature, param_names
+from .entry import enter_through_entry
 
 __all__ = ["ArgumentError", "CodegenError", "NumbaCompileError", "NumbaFunction",
            "build",
@@ -101,6 +104,8 @@ _ON_OPTIONS = ("disable-licm-promotion",)
 # under another pipeline is not reused
 PIPELINE = ("LLVM: SLP vectorizer on, no partial loop unrolling, no LICM promotion "
             "(numba_cpu.llvm_pipeline)")
+ENTRY = ("no CPython wrapper of its own: called through numba_cpu.entry (one per number "
+         "of arguments)")
 NO_LOOP_VECTORIZER = ("LLVM: no loop vectorizer either: the lanes written out are the "
                       "vector code")
 
@@ -208,6 +213,7 @@ def _module_source(body: GeneratedSource, fastmath: bool, cache: bool,
         f'"""PrimFunc {body.func_name!r} compiled by mlckit.backend.numba_cpu (generated)."""',
         "",
         f"# {PIPELINE}",
+        f"# {ENTRY}",
         *([f"# {NO_LOOP_VECTORIZER}"] if body.uses_lanes else []),
         *([f"# {NOALIAS}"] if declares_noalias(body.func) else []),
         "",
@@ -248,7 +254,7 @@ def declares_noalias(func: PrimFunc) -> bool:
     return bool(getattr(value, "value", value))
 
 
-def _set_kernel_flags(dispatcher, noalias: bool) -> None:
+def _set_kernel_flags(dispatcher, noalias: bool, arity: int) -> None:
     """The Numba flags of a kernel's compiles that ``njit`` has no option for (its function
     compiler's flags hook is wrapped; when a Numba has none, the kernel compiles as a plain
     ``njit`` function: slower, the same numbers):
@@ -258,7 +264,10 @@ def _set_kernel_flags(dispatcher, noalias: bool) -> None:
       in registers across stores and vectorize the loops TVM's LLVM vectorizes;
     - ``no_cfunc_wrapper``: a kernel is called from Python (and the VM) only, never
       through a C function pointer, so Numba's C-callable wrapper is not built (a distinct
-      ``mm_relu`` schedule: ~7 % less to compile)."""
+      ``mm_relu`` schedule: ~7 % less to compile);
+    - ``no_cpython_wrapper``: nor its CPython wrapper (another ~15 %): each version is
+      called through the shared entry of ``arity`` arguments (``numba_cpu.entry``), which
+      is what the dispatcher calls too (``dispatcher(A, B, C)`` still works)."""
     compiler = getattr(dispatcher, "_compiler", None)
     customize = getattr(compiler, "_customize_flags", None)
     if customize is None or getattr(compiler, "_mlckit_flags", False):
@@ -267,12 +276,14 @@ def _set_kernel_flags(dispatcher, noalias: bool) -> None:
     def with_kernel_flags(flags):
         flags = customize(flags)
         flags.no_cfunc_wrapper = True
+        flags.no_cpython_wrapper = True
         if noalias:
             flags.noalias = True
         return flags
 
     compiler._customize_flags = with_kernel_flags
     compiler._mlckit_flags = True
+    enter_through_entry(dispatcher, arity)
 
 
 def _compile_in_pipeline(dispatcher, loop_vectorize: bool) -> None:
@@ -296,7 +307,9 @@ class NumbaFunction:
     """A PrimFunc compiled by Numba: ``f(*arrays)`` checks the arguments, then runs.
 
     ``f.source`` is the generated Python module; ``f.dispatcher`` the Numba dispatcher;
-    ``f.path`` the file it was loaded from (None when it could not be written).
+    ``f.address`` the compiled code's address, which ``f`` calls through the entry of its
+    number of arguments (``numba_cpu.entry``); ``f.path`` the file it was loaded from (None
+    when it could not be written).
     """
 
     def __init__(self, func: PrimFunc, name: str, fastmath: bool = False, cache: bool = True):
@@ -331,7 +344,7 @@ class NumbaFunction:
             namespace.update(externs.namespace(self.body.extern_names))
             exec(compile(self.source, f"<numba_cpu {name}>", "exec"), namespace)  # noqa: S102
         self.dispatcher = namespace[self.body.func_name]
-        _set_kernel_flags(self.dispatcher, self.noalias)
+        _set_kernel_flags(self.dispatcher, self.noalias, len(self.signature.params))
         _compile_in_pipeline(self.dispatcher, loop_vectorize=not self.body.uses_lanes)
         # float16 arguments: arrays passed as their uint16 bits, scalars as float32
         self._half = [k for k, (_p, buf, var) in enumerate(self.signature.params)
@@ -368,7 +381,9 @@ class NumbaFunction:
             else:
                 sig.append(_numba_dtype(types, _compute(var.dtype)))
         try:
-            self.dispatcher.compile(tuple(sig))  # in llvm_pipeline: _compile_in_pipeline
+            # in llvm_pipeline (_compile_in_pipeline); run = bind(address, arity): entry.py
+            self._run = self.dispatcher.compile(tuple(sig))
+            self.address = self._run.args[0]
         except NumbaError as err:
             raise NumbaCompileError(
                 f"Numba could not compile {self.name}:\n{err}\n\nThe generated source:\n"
@@ -384,7 +399,7 @@ class NumbaFunction:
             for k in self._half:
                 v = values[k]
                 values[k] = v.view(np.uint16) if isinstance(v, np.ndarray) else np.float32(v)
-        self.dispatcher(*values)
+        self._run(*values)
 
     def _check_distinct(self, values):
         """A buffer the kernel writes shares no memory with another argument (tir.noalias)."""
@@ -417,7 +432,7 @@ class NumbaFunction:
         Example::
 
             run = f.unchecked_entry([((128, 128), np.dtype("float32"))] * 3)
-            run(a, b, c)   # a, b, c as promised: no check, Numba's dispatch only
+            run(a, b, c)   # a, b, c as promised: no check, the kernel's entry only
         """
         if len(may_overlap) > 1 and any(k in self._written for k in may_overlap):
             return None
@@ -429,7 +444,7 @@ class NumbaFunction:
             if tuple(shape) != tuple(d.value if isinstance(d, IntImm) else None
                                      for d in buf.shape):
                 return None
-        return self.dispatcher
+        return self._run
 
     @property
     def py_func(self):

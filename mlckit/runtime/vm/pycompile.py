@@ -27,18 +27,19 @@ is kept for reading; ``line_pc`` maps a line to its instruction, for error notes
 
 A kernel whose arguments the VM knows — tensors it allocated (``alloc_tensor`` of a static
 shape: compact, aligned, writable) and arguments past their guards — is called without its
-own argument check, through the kernel's ``unchecked_entry`` (Numba's dispatcher): the check
-costs more than the kernel on small tensors.  The arguments count as checked when each is
-a compact, aligned, writable array (``fast``, tested once per call); otherwise the kernel
-is called as usual, and checks::
+own argument check, through the kernel's ``unchecked_entry`` (numba_cpu's entry, ``k3``
+the kernel's address): the check costs more than the kernel on small tensors.  The
+arguments count as checked when each is a compact, aligned, writable array (``fast``,
+tested once per call); otherwise the kernel is called as usual, and checks::
 
         fast = type(r0) is ndarray and r0.flags.carray
         ...
-        rv = (d5 if fast else f5)(r0, r2)           # add_one: r2 allocated here
+        rv = (d5(k3, r0, r2) if fast else f5(r0, r2))   # add_one: r2 allocated here
 """
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
 
 import numpy as np
@@ -186,13 +187,16 @@ class _Writer:
                 return [text]
         self.funcs.add(ins.func_idx)
         args = ", ".join(self.arg(a) for a in ins.args)
-        callee = self.unchecked(ins)
-        return [f"{self.dst(ins.dst)} = {callee}({args})"]
+        return [f"{self.dst(ins.dst)} = {self.unchecked(ins, args)}"]
 
-    def unchecked(self, ins) -> str:
-        """How to call function ``ins.func_idx``: ``f<i>``, or its unchecked entry ``d<i>``
-        where every argument is a tensor the code knows (module docstring)."""
-        callee = f"f{ins.func_idx}"
+    def unchecked(self, ins, args: str) -> str:
+        """The call of function ``ins.func_idx`` on ``args``: ``f<i>(...)``, or its unchecked
+        entry ``d<i>(...)`` where every argument is a tensor the code knows (module
+        docstring).  An entry that is a ``functools.partial`` (numba_cpu's: the kernel's
+        address bound to the entry of its number of arguments) is called as its function,
+        its bound arguments first: a partial's own call costs about as much as the VM's
+        whole step."""
+        callee = f"f{ins.func_idx}({args})"
         entry = getattr(self.vm._funcs[ins.func_idx], "unchecked_entry", None)
         if entry is None or not ins.args or any(
                 a.kind != ArgKind.Register or a.value not in self.known for a in ins.args):
@@ -204,12 +208,16 @@ class _Writer:
         run = entry([self.known[r] for r in registers], may_overlap=may_overlap)
         if run is None:
             return callee
+        if isinstance(run, functools.partial) and not run.keywords:
+            args = ", ".join([*(self.const(a) for a in run.args), args])
+            run = run.func
         self.entries[ins.func_idx] = self.const(run)
+        unchecked = f"d{ins.func_idx}({args})"
         params = {a.value for a in ins.args if a.value < self.info.num_args}
         if not params:
-            return f"d{ins.func_idx}"
+            return unchecked
         self.fast_params |= params
-        return f"(d{ins.func_idx} if fast else {callee})"
+        return f"({unchecked} if fast else {callee})"
 
     def note_allocation(self, ins) -> None:
         """``alloc_tensor(storage, offset, shape, dtype)`` of a static shape: the result is a

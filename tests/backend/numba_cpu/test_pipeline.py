@@ -125,8 +125,9 @@ def test_a_vectorized_row_is_vector_code_without_gathers():
 
 
 def test_a_version_numba_compiles_at_a_call_is_compiled_in_the_pipeline_too():
-    # read-only arrays are another Numba type: that version is compiled at the first call,
-    # and outside llvm_pipeline its lanes stayed scalar (the SLP vectorizer off)
+    # read-only arrays are another Numba type; f(...) enters the one compiled version with
+    # them (the same machine values), Numba's dispatcher compiles a version for them at
+    # its first call: outside llvm_pipeline its lanes stayed scalar (the SLP vectorizer off)
     f = numba_cpu.build(tile_matmul(make_matmul(64), 8, 32, 4, vectorize=True).mod["main"],
                         cache=False)
     rng = np.random.default_rng(0)
@@ -135,6 +136,10 @@ def test_a_version_numba_compiles_at_a_call_is_compiled_in_the_pipeline_too():
         x.setflags(write=False)
     c = np.zeros((64, 64), "float32")
     f(a, b, c)
+    np.testing.assert_allclose(c, a @ b, rtol=1e-4, atol=1e-4)
+    assert len(f.dispatcher.signatures) == 1  # nothing compiled at the call
+    c[:] = 0
+    f.dispatcher(a, b, c)
     np.testing.assert_allclose(c, a @ b, rtol=1e-4, atol=1e-4)
     read_only = [sig for sig in f.dispatcher.signatures if not sig[0].mutable]
     assert len(read_only) == 1

@@ -1,0 +1,163 @@
+"""numba_cpu.entry: kernels compiled without a CPython wrapper, called through one shared
+entry per number of arguments."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import textwrap
+
+import numpy as np
+import pytest
+from numba import from_dtype, njit, types
+
+from mlckit.backend import numba_cpu
+from mlckit.backend.numba_cpu import entry as entry_module
+from mlckit.backend.numba_cpu.entry import bind, enter_through_entry, entry, native_address
+from mlckit.script import tir as T
+
+
+def _without_wrapper(pyfunc, arity: int):
+    """``pyfunc`` jitted as mlckit compiles a kernel: no CPython wrapper, entered through
+    the entry of ``arity`` arguments."""
+    dispatcher = njit(pyfunc)
+    compiler = dispatcher._compiler
+    customize = compiler._customize_flags
+
+    def flags_without_wrapper(flags):
+        flags = customize(flags)
+        flags.no_cpython_wrapper = True
+        return flags
+
+    compiler._customize_flags = flags_without_wrapper
+    enter_through_entry(dispatcher, arity)
+    return dispatcher
+
+
+def _axpy(a, x, y, out):
+    for i in range(out.shape[0]):
+        out[i] = a * x[i] + y[i]
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64", "int32", "int64"])
+def test_a_kernel_without_its_wrapper_runs_through_the_entry(dtype):
+    f = _without_wrapper(_axpy, 4)
+    scalar = from_dtype(np.dtype(dtype))
+    array = types.Array(scalar, 1, "C")
+    run = f.compile((scalar, array, array, array))
+    rng = np.random.default_rng(0)
+    x, y = (rng.integers(-50, 50, 100).astype(dtype) for _ in range(2))
+    out = np.zeros(100, dtype)
+    run(np.dtype(dtype).type(3), x, y, out)
+    np.testing.assert_array_equal(out, 3 * x + y)
+    assert run.func is entry(4) and run.args == (native_address(f.overloads[f.signatures[0]]),)
+
+
+def test_numbas_dispatcher_still_calls_the_version_through_the_entry():
+    f = _without_wrapper(_axpy, 4)
+    x = np.arange(8, dtype="float64")
+    out = np.zeros(8)
+    f(2.0, x, x, out)  # compiled at the call, then entered: no null function called
+    np.testing.assert_array_equal(out, 3 * x)
+    f(1.0, x, x, out)  # the version found again
+    np.testing.assert_array_equal(out, 2 * x)
+    assert len(f.signatures) == 1
+
+
+def test_an_exception_in_the_kernel_is_raised_by_the_entry():
+    def checked(x):
+        if x[0] < 0:
+            raise ValueError("negative first element")
+        x[0] += 1
+
+    f = _without_wrapper(checked, 1)
+    run = f.compile((types.Array(types.float64, 1, "C"),))
+    x = np.array([1.0])
+    run(x)
+    assert x[0] == 2.0
+    with pytest.raises(ValueError, match="negative first element"):
+        run(np.array([-1.0]))
+
+
+def test_an_entry_is_one_dispatcher_per_arity_and_its_module_is_in_the_cache(tmp_path,
+                                                                            monkeypatch):
+    monkeypatch.setenv("MLCKIT_CACHE_DIR", str(tmp_path))
+    monkeypatch.setattr(entry_module, "_ENTRIES", {})
+    three = entry(3)
+    assert entry(3) is three and entry(2) is not three
+    [module] = (tmp_path / "numba").glob("entry_3_*/entry.py")
+    assert "def enter(kernel, a0, a1, a2):\n    call_compiled(kernel, (a0, a1, a2))" in \
+        module.read_text()
+    assert "@njit(cache=True)" in module.read_text()
+
+
+def test_an_entry_is_compiled_in_memory_where_the_cache_cannot_be_written(tmp_path,
+                                                                         monkeypatch):
+    blocked = tmp_path / "a-file"
+    blocked.write_text("")
+    monkeypatch.setenv("MLCKIT_CACHE_DIR", str(blocked))  # a file: no folder under it
+    monkeypatch.setattr(entry_module, "_ENTRIES", {})
+    f = _without_wrapper(_axpy, 4)
+    f.compile((types.float64,) + (types.Array(types.float64, 1, "C"),) * 3)
+    x = np.ones(4)
+    out = np.zeros(4)
+    bind(native_address(f.overloads[f.signatures[0]]), 4)(1.0, x, x, out)
+    np.testing.assert_array_equal(out, 2 * x)
+    assert entry(4).py_func.__code__.co_filename == "<entry 4>"
+
+
+def test_a_kernel_of_one_and_of_no_argument():
+    f = _without_wrapper(lambda x: x.fill(7), 1)
+    x = np.zeros(3, "int32")
+    f.compile((types.Array(types.int32, 1, "C"),))(x)
+    np.testing.assert_array_equal(x, 7)
+
+    def nothing():
+        pass
+
+    g = _without_wrapper(nothing, 0)
+    assert g.compile(())() is None
+
+
+@T.prim_func
+def _scale(A: T.Buffer((64,), "float32"), s: T.float32, B: T.Buffer((64,), "float32")):
+    T.func_attr({"tir.noalias": True})
+    for i in range(64):
+        with T.block("B"):
+            vi = T.axis.spatial(64, i)
+            B[vi] = A[vi] * s
+
+
+def test_a_built_kernel_is_compiled_without_its_wrapper_and_says_so():
+    f = numba_cpu.build(_scale, cache=False)
+    assert "# no CPython wrapper of its own: called through numba_cpu.entry" in f.source
+    a = np.linspace(-1, 1, 64, dtype="float32")
+    b = np.zeros(64, "float32")
+    f(a, 2.5, b)
+    np.testing.assert_allclose(b, a * np.float32(2.5), rtol=1e-6)
+    cres = f.dispatcher.overloads[f.dispatcher.signatures[0]]
+    defined = [fn.name for fn in cres.library._final_module.functions if not fn.is_declaration]
+    assert cres.fndesc.llvm_func_name in defined
+    assert cres.fndesc.llvm_cpython_wrapper_name not in defined  # no wrapper compiled
+    assert f.address == native_address(cres)
+
+
+def test_a_second_process_loads_the_kernel_and_its_entry_from_the_cache(tmp_path):
+    script = textwrap.dedent("""
+        import numpy as np
+        from mlckit.backend import numba_cpu
+        from mlckit.backend.numba_cpu.entry import entry
+        from tests.backend.numba_cpu.test_entry import _scale
+        f = numba_cpu.build(_scale)
+        b = np.zeros(64, "float32")
+        f(np.ones(64, "float32"), 3.0, b)
+        assert (b == 3).all()
+        hits = sum(f.dispatcher.stats.cache_hits.values())
+        print(hits, sum(entry(3).stats.cache_hits.values()))
+    """)
+    env = dict(os.environ, MLCKIT_CACHE_DIR=str(tmp_path),
+               PYTHONPATH=os.pathsep.join(p for p in sys.path if p))
+    runs = [subprocess.run([sys.executable, "-c", script], env=env, capture_output=True,
+                           text=True, check=True).stdout.split() for _ in range(2)]
+    assert runs == [["0", "0"], ["1", "1"]]
