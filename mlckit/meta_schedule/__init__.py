@@ -18,6 +18,8 @@ Example::
     sch.trace.show()
 """
 
+import importlib
+
 from . import (
     arg_info,
     cost_model,
@@ -26,7 +28,6 @@ from . import (
     mutator,
     plot,
     postproc,
-    relax_integration,
     runner,
     schedule_rule,
     search_strategy,
@@ -42,6 +43,16 @@ from .space_generator import SpaceGenerator
 from .tir_integration import compile_tir
 from .tune import tune_tir
 from .tune_context import TuneContext
+
+
+def __getattr__(name: str):
+    # relax_integration imports Relax: loaded at its first use (``ms.relax_integration``),
+    # so that a measuring worker, which imports this package for its runner, does not
+    # (~0.3 s of each worker's start)
+    if name == "relax_integration":
+        return importlib.import_module(f"{__name__}.relax_integration")
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
 
 __all__ = [
     "CostModel", "Database", "DatabaseError", "JSONDatabase", "MeasureCandidate",
