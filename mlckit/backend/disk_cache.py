@@ -19,12 +19,15 @@ Example::
 
 from __future__ import annotations
 
+import importlib.util
 import os
 import shutil
+import sys
 import threading
 from pathlib import Path
 
-__all__ = ["DEFAULT_MAX_MB", "cache_root", "entry_dir", "max_bytes", "trim", "usage"]
+__all__ = ["DEFAULT_MAX_MB", "cache_root", "entry_dir", "load_module", "max_bytes", "trim",
+           "usage"]
 
 DEFAULT_MAX_MB = 1024
 _KEEP_AFTER_TRIM = 0.8  # a trim leaves this share of the bound, so additions do not re-trim
@@ -64,6 +67,31 @@ def entry_dir(directory: Path, stem: str) -> Path:
         trim(max_bytes(), directory)
     folder.mkdir(parents=True, exist_ok=True)
     return folder
+
+
+def load_module(directory: Path, stem: str, filename: str, source: str, module_name: str):
+    """``source`` as the module ``<directory>/<stem>/<filename>`` of entry ``stem`` (written
+    when missing or different, atomically: another process may be reading it), imported once
+    per process as ``module_name``: Numba's ``cache=True`` keeps its machine code beside it.
+    Returns ``(module, path)``; raises ``OSError`` where the folder cannot be written.
+
+    Example::
+
+        module, path = load_module(cache_dir(), "relu_3f2a", "relu.py", text, "mlckit_relu")
+    """
+    folder = entry_dir(directory, stem)
+    path = folder / filename
+    if not path.exists() or path.read_text() != source:
+        tmp = folder / f".{filename}.{os.getpid()}.{threading.get_ident()}.tmp"
+        tmp.write_text(source)
+        os.replace(tmp, path)
+    module = sys.modules.get(module_name)
+    if module is None:
+        spec = importlib.util.spec_from_file_location(module_name, path)
+        module = importlib.util.module_from_spec(spec)
+        sys.modules[module_name] = module
+        spec.loader.exec_module(module)
+    return module, path
 
 
 def _entries(directory: Path) -> list[tuple[float, int, Path]]:

@@ -353,20 +353,9 @@ class NumbaFunction:
 
     def _load_from_file(self) -> dict:
         digest = hashlib.sha256(self.source.encode()).hexdigest()[:20]
-        folder = disk_cache.entry_dir(cache_dir(), f"{self.name}_{digest}")
-        path = folder / f"{self.name}.py"
-        if not path.exists() or path.read_text() != self.source:
-            tmp = folder / f".{path.name}.{os.getpid()}.{threading.get_ident()}.tmp"
-            tmp.write_text(self.source)
-            os.replace(tmp, path)
-        module_name = f"mlckit_numba_{self.name}_{digest}"
-        module = sys.modules.get(module_name)
-        if module is None:
-            spec = importlib.util.spec_from_file_location(module_name, path)
-            module = importlib.util.module_from_spec(spec)
-            sys.modules[module_name] = module
-            spec.loader.exec_module(module)
-        self.path = path
+        module, self.path = disk_cache.load_module(
+            cache_dir(), f"{self.name}_{digest}", f"{self.name}.py", self.source,
+            f"mlckit_numba_{self.name}_{digest}")
         return vars(module)
 
     def compile(self):

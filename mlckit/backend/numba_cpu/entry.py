@@ -26,9 +26,6 @@ from __future__ import annotations
 
 import functools
 import hashlib
-import importlib.util
-import os
-import sys
 import threading
 from pathlib import Path
 
@@ -137,21 +134,10 @@ def _load(arity: int):
     source = _source(arity, cache=True)
     name = f"entry_{arity}_{hashlib.sha256(source.encode()).hexdigest()[:12]}"
     try:
-        folder = disk_cache.entry_dir(cache_dir(), name)
-        path = folder / "entry.py"
-        if not path.exists() or path.read_text() != source:
-            tmp = folder / f".entry.py.{os.getpid()}.{threading.get_ident()}.tmp"
-            tmp.write_text(source)
-            os.replace(tmp, path)
+        module, _path = disk_cache.load_module(cache_dir(), name, "entry.py", source,
+                                               f"mlckit_numba_{name}")
     except OSError:  # no writable cache: compiled in memory, uncached
         namespace: dict = {}
         exec(compile(_source(arity, cache=False), f"<entry {arity}>", "exec"), namespace)  # noqa: S102
         return namespace["enter"]
-    module_name = f"mlckit_numba_{name}"
-    module = sys.modules.get(module_name)
-    if module is None:
-        spec = importlib.util.spec_from_file_location(module_name, path)
-        module = importlib.util.module_from_spec(spec)
-        sys.modules[module_name] = module
-        spec.loader.exec_module(module)
     return module.enter
