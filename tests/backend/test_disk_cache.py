@@ -93,3 +93,29 @@ def test_a_trim_removes_the_flat_layout_of_earlier_versions(tmp_path):
 def test_the_bound_comes_from_the_environment(monkeypatch, text, expected):
     monkeypatch.setenv("MLCKIT_CACHE_MAX_MB", text)
     assert disk_cache.max_bytes() == expected
+
+
+def test_a_generated_module_is_written_into_its_entry_and_imported_once(tmp_path):
+    source = "ANSWER = 42\n"
+    module, path = disk_cache.load_module(tmp_path, "answer_1", "answer.py", source,
+                                          "mlckit_test_answer_1")
+    try:
+        assert module.ANSWER == 42
+        assert path == tmp_path / "answer_1" / "answer.py" and path.read_text() == source
+        again, _ = disk_cache.load_module(tmp_path, "answer_1", "answer.py", source,
+                                          "mlckit_test_answer_1")
+        assert again is module  # imported once per process
+        path.write_text("ANSWER = 0\n")  # a damaged file is written again
+        disk_cache.load_module(tmp_path, "answer_1", "answer.py", source, "mlckit_test_answer_1")
+        assert path.read_text() == source
+        assert [p.name for p in path.parent.iterdir() if p.name.endswith(".tmp")] == []
+    finally:
+        sys.modules.pop("mlckit_test_answer_1", None)
+
+
+def test_a_generated_module_where_the_cache_cannot_be_written_raises_oserror(tmp_path):
+    blocked = tmp_path / "a-file"
+    blocked.write_text("")
+    with pytest.raises(OSError):
+        disk_cache.load_module(blocked, "x_1", "x.py", "X = 1\n", "mlckit_test_x_1")
+    assert "mlckit_test_x_1" not in sys.modules
