@@ -21,12 +21,13 @@
 3. **The course's 64-trial tuning** (``--tuning``): ``ms.tune_tir`` over the built-in space
    of the course's 128³ matmul, 64 trials, seed 0, an empty cache, here and on
    ``--baseline`` (a commit, default ``85d2a77``, checked out in a temporary worktree), one
-   after the other; the best candidate's time says whether the search found as fast a kernel.
+   after the other, ``--tuning-rounds`` times (the median of the pairs' ratios reported);
+   the best candidate's time says whether the search found as fast a kernel.
 
 Usage::
 
     python benchmarks/compile_speed.py [--tvm /path/to/tvm-env/bin/python] [--kernels 8]
-                                       [--tuning [--baseline 85d2a77]]
+                                       [--tuning [--baseline 85d2a77] [--tuning-rounds 3]]
 """
 
 from __future__ import annotations
@@ -224,27 +225,34 @@ def fresh_process(repeat: int) -> None:
           f"{floor / numba_alone:5.2f}x (the floor through Numba's cache)")
 
 
-def tuning(baseline: str) -> None:
+def tuning(baseline: str, rounds: int) -> None:
     code = TUNE_SNIPPET.format(text=TUNE_MM)
+    pairs = []  # per round: (label, seconds, best candidate) of this tree, then the baseline
     with tempfile.TemporaryDirectory() as tree:
         subprocess.run(["git", "-C", str(ROOT), "worktree", "add", "-q", "--detach", tree,
                         baseline], check=True)
         try:
-            rows = {}
-            for label, root in (("this tree", ROOT), (f"at {baseline}", Path(tree))):
-                env = dict(os.environ, PYTHONPATH=str(root),
-                           MLCKIT_CACHE_DIR=tempfile.mkdtemp(prefix="mlckit-tune-bench-"))
-                out = subprocess.run([sys.executable, "-c", code], env=env, cwd=root,
-                                     check=True, capture_output=True, text=True)
-                rows[label] = [float(x) for x in out.stdout.split()[-2:]]
+            for _ in range(rounds):  # alternating: this host's speed drifts within minutes
+                pair = []
+                for label, root in (("this tree", ROOT), (f"at {baseline}", Path(tree))):
+                    env = dict(os.environ, PYTHONPATH=str(root),
+                               MLCKIT_CACHE_DIR=tempfile.mkdtemp(prefix="mlckit-tune-bench-"))
+                    out = subprocess.run([sys.executable, "-c", code], env=env, cwd=root,
+                                         check=True, capture_output=True, text=True)
+                    seconds, best = (float(x) for x in out.stdout.split()[-2:])
+                    pair.append((label, seconds, best))
+                pairs.append(pair)
         finally:
             subprocess.run(["git", "-C", str(ROOT), "worktree", "remove", "--force", tree],
                            check=False)
-    (ours, our_best), (theirs, their_best) = rows.values()
-    print("3. the course's 64-trial tuning (built-in space, seed 0, empty cache)")
-    for label, (seconds, best) in rows.items():
-        print(f"  {label:22s} {seconds:6.1f} s   best candidate {best * 1e3:.3f} ms")
-    print(f"  speed-up against {baseline}: {theirs / ours:.2f}x")
+    print(f"3. the course's 64-trial tuning (built-in space, seed 0, empty cache; {rounds} "
+          "alternating round(s))")
+    for (_, ours, our_best), (label, theirs, their_best) in pairs:
+        print(f"  this tree {ours:6.1f} s (best candidate {our_best * 1e3:.3f} ms), {label} "
+              f"{theirs:6.1f} s ({their_best * 1e3:.3f} ms): {theirs / ours:.2f}x")
+    ratios = [theirs / ours for (_, ours, _), (_, theirs, _) in pairs]
+    print(f"  speed-up against {baseline}: {statistics.median(ratios):.2f}x (median of "
+          f"{len(ratios)})")
 
 
 def main() -> None:
@@ -254,11 +262,13 @@ def main() -> None:
     parser.add_argument("--repeat", type=int, default=5)
     parser.add_argument("--tuning", action="store_true", help="also time the 64-trial tuning")
     parser.add_argument("--baseline", default="85d2a77", help="the commit tuning compares with")
+    parser.add_argument("--tuning-rounds", type=int, default=1,
+                        help="alternating pairs of tuning runs (the median ratio reported)")
     args = parser.parse_args()
     warm_process(min(args.kernels, len(FACTORS) - 1), args.tvm)
     fresh_process(args.repeat)
     if args.tuning:
-        tuning(args.baseline)
+        tuning(args.baseline, args.tuning_rounds)
 
 
 if __name__ == "__main__":
