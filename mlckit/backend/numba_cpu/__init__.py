@@ -14,9 +14,9 @@ vectors, ``C_1[ramp(i, 1, 16)] = ... + broadcast(a, 16) * B_1[ramp(j, 1, 16)]``
 typed, a parameter's flat view ``flat_view(A)``: ``numba_cpu.views``) and Numba compiles it
 for C-contiguous arrays of the buffers' dtypes when it is built; a PrimFunc with
 ``tir.noalias`` with Numba's ``noalias`` flag (LLVM may assume its arrays never overlap, as
-TVM's codegen does; a call whose written array overlaps another argument is refused).  The
-kernel has no CPython wrapper of its own: it is called through the entry of its number of
-arguments (``numba_cpu.entry``).  ``f.source`` is the generated module, for learners to
+TVM's codegen does; a call whose written array overlaps another argument is refused).  Once
+kernels of the same argument types repeat, a kernel has no CPython wrapper of its own: it
+is called through the entry of its number of arguments (``numba_cpu.entry``).  ``f.source`` is the generated module, for learners to
 read.  The generator only prints: what makes the code fast is in the passes.
 
 Caching:
@@ -72,7 +72,7 @@ from .. import disk_cache
 from ..codegen import NUMBA, CodegenError, GeneratedSource, func_name, generate
 from ..extern import collect_externs, resolve_externs
 from ..signature import ArgumentError, Signature, param_names
-from .entry import enter_through_entry
+from .entry import enter_through_entry, native_address, ready
 
 __all__ = ["ArgumentError", "CodegenError", "NumbaCompileError", "NumbaFunction",
            "build",
@@ -104,8 +104,8 @@ _ON_OPTIONS = ("disable-licm-promotion",)
 # under another pipeline is not reused
 PIPELINE = ("LLVM: SLP vectorizer on, no partial loop unrolling, no LICM promotion "
             "(numba_cpu.llvm_pipeline)")
-ENTRY = ("no CPython wrapper of its own: called through numba_cpu.entry (one per number "
-         "of arguments)")
+ENTRY = ("called through numba_cpu.entry, shared by kernels of the same argument types, once "
+         "they repeat (entry.ready); else through its own CPython wrapper")
 NO_LOOP_VECTORIZER = ("LLVM: no loop vectorizer either: the lanes written out are the "
                       "vector code")
 
@@ -265,9 +265,10 @@ def _set_kernel_flags(dispatcher, noalias: bool, arity: int) -> None:
     - ``no_cfunc_wrapper``: a kernel is called from Python (and the VM) only, never
       through a C function pointer, so Numba's C-callable wrapper is not built (a distinct
       ``mm_relu`` schedule: ~7 % less to compile);
-    - ``no_cpython_wrapper``: nor its CPython wrapper (another ~15 %): each version is
-      called through the shared entry of ``arity`` arguments (``numba_cpu.entry``), which
-      is what the dispatcher calls too (``dispatcher(A, B, C)`` still works)."""
+    - ``no_cpython_wrapper`` where ``dispatcher._mlckit_entry`` says so (``entry.ready``:
+      kernels of these argument types repeat): nor its CPython wrapper (another ~10 %); the
+      version is called through the shared entry of ``arity`` arguments
+      (``numba_cpu.entry``), which is what the dispatcher calls too."""
     compiler = getattr(dispatcher, "_compiler", None)
     customize = getattr(compiler, "_customize_flags", None)
     if customize is None or getattr(compiler, "_mlckit_flags", False):
@@ -276,7 +277,7 @@ def _set_kernel_flags(dispatcher, noalias: bool, arity: int) -> None:
     def with_kernel_flags(flags):
         flags = customize(flags)
         flags.no_cfunc_wrapper = True
-        flags.no_cpython_wrapper = True
+        flags.no_cpython_wrapper = getattr(dispatcher, "_mlckit_entry", False)
         if noalias:
             flags.noalias = True
         return flags
@@ -308,8 +309,8 @@ class NumbaFunction:
 
     ``f.source`` is the generated Python module; ``f.dispatcher`` the Numba dispatcher;
     ``f.address`` the compiled code's address, which ``f`` calls through the entry of its
-    number of arguments (``numba_cpu.entry``); ``f.path`` the file it was loaded from (None
-    when it could not be written).
+    number of arguments (``numba_cpu.entry``) once kernels of its argument types repeat;
+    ``f.path`` the file it was loaded from (None when it could not be written).
     """
 
     def __init__(self, func: PrimFunc, name: str, fastmath: bool = False, cache: bool = True):
@@ -369,15 +370,21 @@ class NumbaFunction:
                 sig.append(types.Array(_numba_dtype(types, _storage(buf.dtype)), buf.ndim, "C"))
             else:
                 sig.append(_numba_dtype(types, _compute(var.dtype)))
+        sig = tuple(sig)
+        # without its CPython wrapper once kernels of these types repeat (entry.ready)
+        self.dispatcher._mlckit_entry = ready(sig)
         try:
-            # in llvm_pipeline (_compile_in_pipeline); run = bind(address, arity): entry.py
-            self._run = self.dispatcher.compile(tuple(sig))
-            self.address = self._run.args[0]
+            # in llvm_pipeline (_compile_in_pipeline); bind(address, arity) when the version
+            # has no wrapper (a version from Numba's disk cache is as it was compiled)
+            run = self.dispatcher.compile(sig)
         except NumbaError as err:
             raise NumbaCompileError(
                 f"Numba could not compile {self.name}:\n{err}\n\nThe generated source:\n"
                 f"{_numbered(self.source)}"
             ) from None
+        # through the entry; else Numba's dispatcher (a read-only array: a version of its own)
+        self._run = run if isinstance(run, functools.partial) else self.dispatcher
+        self.address = native_address(self.dispatcher.overloads[sig])
 
     def __call__(self, *args):
         values, _ = self.signature.check(args)

@@ -2,13 +2,15 @@
 
 Numba compiles, beside every function, a CPython wrapper: the code that takes the arrays out
 of their Python objects, checks them and boxes the result.  For a kernel of three arrays it
-is about a sixth of the compile (the course's ``mm_relu`` schedules, the 64 candidates of
-its tuning), and every kernel of the same number of arguments needs the very same one.  So
-mlckit compiles its kernels without it (Numba's ``no_cpython_wrapper`` flag) and calls them
-through an *entry*: ``enter(kernel, A, B, C)``, a Numba function that unboxes its arguments
-and calls the kernel's machine code at the address ``kernel``, in Numba's own calling
-convention (status and exception as a call between two Numba functions).  The entries are
-compiled once per argument types and cached on disk like the kernels.
+is about a tenth of the compile (the course's ``mm_relu`` schedules, the 64 candidates of
+its tuning), and every kernel of the same argument types needs the very same one.  So once
+kernels of the same argument types repeat, mlckit compiles them without it (Numba's
+``no_cpython_wrapper`` flag) and calls them through an *entry*: ``enter(kernel, A, B, C)``,
+a Numba function that unboxes its arguments and calls the kernel's machine code at the
+address ``kernel``, in Numba's own calling convention (status and exception as a call
+between two Numba functions).  An entry is compiled once per argument types (~0.1 s, the
+cost of about four wrappers) and cached on disk like the kernels: ``ready`` says when a
+kernel is compiled without its wrapper.
 
 The caller guarantees that the arguments have the kernel's parameter types (``NumbaFunction``
 passes what its argument check returned: arrays of the kernel's dtype and rank, C-contiguous,
@@ -24,6 +26,7 @@ Example::
 
 from __future__ import annotations
 
+import collections
 import functools
 import hashlib
 import threading
@@ -32,7 +35,8 @@ from pathlib import Path
 from numba import types
 from numba.extending import intrinsic
 
-__all__ = ["bind", "call_compiled", "enter_through_entry", "entry", "native_address"]
+__all__ = ["bind", "call_compiled", "enter_through_entry", "entry", "has_wrapper",
+           "native_address", "ready"]
 
 
 @intrinsic
@@ -73,21 +77,29 @@ def bind(address: int, arity: int):
     return functools.partial(entry(arity), address)
 
 
+def has_wrapper(cres) -> bool:
+    """Whether a compiled version has its own CPython wrapper (a version loaded from Numba's
+    disk cache is as it was compiled, whatever the flags now)."""
+    return bool(cres.library.get_pointer_to_function(cres.fndesc.llvm_cpython_wrapper_name))
+
+
 def enter_through_entry(dispatcher, arity: int) -> None:
-    """Make every version of ``dispatcher`` (a kernel compiled without its CPython wrapper)
-    callable through the entry of ``arity`` arguments: its entry point, which
-    ``dispatcher.compile`` returns, is ``bind(address, arity)``.  Numba's own would be a null
-    function, so the version is kept out of the dispatcher's table of machine-code entry
-    points; calling ``dispatcher(A, B, C)`` still works (Numba finds the version compiled and
-    calls the entry point it returns), through Numba's slower path."""
+    """Make every version of ``dispatcher`` that has no CPython wrapper callable through the
+    entry of ``arity`` arguments: its entry point, which ``dispatcher.compile`` returns, is
+    ``bind(address, arity)``.  Numba's own would be a null function, so such a version is kept
+    out of the dispatcher's table of machine-code entry points; calling ``dispatcher(A, B,
+    C)`` still works (Numba finds the version compiled and calls the entry point it returns),
+    through Numba's slower path.  A version with its wrapper is added as Numba adds it."""
     from numba.core import sigutils
 
-    compile_signature = dispatcher.compile
+    compile_signature, add_overload = dispatcher.compile, dispatcher.add_overload
 
     def add_through_entry(cres):
-        args = tuple(cres.signature.args)
-        dispatcher.overloads[args] = cres._replace(
-            entry_point=bind(native_address(cres), arity))
+        if has_wrapper(cres):
+            add_overload(cres)
+        else:
+            dispatcher.overloads[tuple(cres.signature.args)] = cres._replace(
+                entry_point=bind(native_address(cres), arity))
 
     def compile_returning_entry(sig):
         compile_signature(sig)
@@ -96,6 +108,40 @@ def enter_through_entry(dispatcher, arity: int) -> None:
 
     dispatcher.add_overload = add_through_entry
     dispatcher.compile = compile_returning_entry
+
+
+REPEATS = 3  # the kernel of argument types new on disk that has the entry compiled
+_SEEN: collections.Counter = collections.Counter()  # kernels built per (arity, types)
+
+
+def ready(argtypes: tuple) -> bool:
+    """Whether a kernel of the Numba types ``argtypes`` is to be compiled without its CPython
+    wrapper, called through the entry: when the entry's version for these types is compiled
+    in this process or in Numba's disk cache (loaded then), or when this is the third kernel
+    of these types this process builds (the entry is compiled then: ~0.1 s, which the next
+    kernels' shorter compiles repay; the first two keep their wrappers, so that a process
+    building kernels of ever new types, as a test suite does, compiles no entry).
+
+    Example::
+
+        ready((array_f32_2d,) * 3)    # True from the third mm kernel on (or once cached)
+    """
+    enter = entry(len(argtypes))
+    sig = (types.int64, *argtypes)  # the address: a Python int
+    with _LOCK:
+        if sig in enter.overloads:
+            return True
+        cres = enter._cache.load_overload(sig, enter.targetctx)
+        if cres is not None:  # as Numba's Dispatcher.compile adds a version from its cache
+            enter._cache_hits[sig] += 1
+            enter.targetctx.insert_user_function(cres.entry_point, cres.fndesc, [cres.library])
+            enter.add_overload(cres)
+            return True
+        _SEEN[sig] += 1
+        if _SEEN[sig] < REPEATS:
+            return False
+    enter.compile(sig)
+    return True
 
 
 _ENTRIES: dict = {}

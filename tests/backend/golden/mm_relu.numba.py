@@ -2,7 +2,7 @@
 """PrimFunc 'mm_relu' compiled by mlckit.backend.numba_cpu (generated)."""
 
 # LLVM: SLP vectorizer on, no partial loop unrolling, no LICM promotion (numba_cpu.llvm_pipeline)
-# no CPython wrapper of its own: called through numba_cpu.entry (one per number of arguments)
+# called through numba_cpu.entry, shared by kernels of the same argument types, once they repeat (entry.ready); else through its own CPython wrapper
 # tir.noalias: the arrays never overlap; compiled with Numba's noalias flag, as TVM's codegen marks the buffers' pointers
 
 import numpy as np

@@ -3,6 +3,7 @@ entry per number of arguments."""
 
 from __future__ import annotations
 
+import collections
 import os
 import subprocess
 import sys
@@ -14,8 +15,14 @@ from numba import from_dtype, njit, types
 
 from mlckit.backend import numba_cpu
 from mlckit.backend.numba_cpu import entry as entry_module
-from mlckit.backend.numba_cpu.entry import bind, enter_through_entry, entry, native_address
-from mlckit.script import tir as T
+from mlckit.backend.numba_cpu.entry import (
+    bind,
+    enter_through_entry,
+    entry,
+    has_wrapper,
+    native_address,
+)
+from mlckit.script import from_source
 
 
 def _without_wrapper(pyfunc, arity: int):
@@ -120,44 +127,60 @@ def test_a_kernel_of_one_and_of_no_argument():
     assert g.compile(())() is None
 
 
+def shifted(k: int, n: int):
+    """``B = A * s + k`` over ``n`` elements: kernels of the same argument types."""
+    return from_source(f"""
 @T.prim_func
-def _scale(A: T.Buffer((64,), "float32"), s: T.float32, B: T.Buffer((64,), "float32")):
-    T.func_attr({"tir.noalias": True})
-    for i in range(64):
+def shifted(A: T.Buffer(({n},), "float32"), s: T.float32, B: T.Buffer(({n},), "float32")):
+    T.func_attr({{"tir.noalias": True}})
+    for i in range({n}):
         with T.block("B"):
-            vi = T.axis.spatial(64, i)
-            B[vi] = A[vi] * s
+            vi = T.axis.spatial({n}, i)
+            B[vi] = A[vi] * s + T.float32({k})
+""")
 
 
-def test_a_built_kernel_is_compiled_without_its_wrapper_and_says_so():
-    f = numba_cpu.build(_scale, cache=False)
-    assert "# no CPython wrapper of its own: called through numba_cpu.entry" in f.source
-    a = np.linspace(-1, 1, 64, dtype="float32")
-    b = np.zeros(64, "float32")
-    f(a, 2.5, b)
-    np.testing.assert_allclose(b, a * np.float32(2.5), rtol=1e-6)
-    cres = f.dispatcher.overloads[f.dispatcher.signatures[0]]
-    defined = [fn.name for fn in cres.library._final_module.functions if not fn.is_declaration]
-    assert cres.fndesc.llvm_func_name in defined
-    assert cres.fndesc.llvm_cpython_wrapper_name not in defined  # no wrapper compiled
-    assert f.address == native_address(cres)
+def test_kernels_of_repeating_argument_types_are_compiled_without_their_wrapper(monkeypatch):
+    monkeypatch.setattr(entry_module, "_SEEN", collections.Counter())
+    a = np.linspace(-1, 1, 37, dtype="float32")
+    built = []
+    for k in range(4):  # argument types no other test uses: (float32[37], float32, float32[37])
+        f = numba_cpu.build(shifted(k, 37), cache=False)
+        b = np.zeros(37, "float32")
+        f(a, 2.5, b)
+        np.testing.assert_allclose(b, a * np.float32(2.5) + k, rtol=1e-6)
+        cres = f.dispatcher.overloads[f.dispatcher.signatures[0]]
+        assert f.address == native_address(cres)
+        built.append((f, has_wrapper(cres)))
+    # the first two keep their wrappers; the third has the entry compiled, as the next
+    assert [wrapped for _f, wrapped in built] == [True, True, False, False]
+    assert built[0][0]._run is built[0][0].dispatcher
+    third = built[2][0]
+    assert third._run.func is entry(3) and third._run.args == (third.address,)
+    assert "# called through numba_cpu.entry, shared by kernels of the same argument types" \
+        in third.source
 
 
-def test_a_second_process_loads_the_kernel_and_its_entry_from_the_cache(tmp_path):
+def test_a_second_process_loads_the_entry_from_the_cache_for_its_first_kernel(tmp_path):
     script = textwrap.dedent("""
+        import sys
         import numpy as np
         from mlckit.backend import numba_cpu
-        from mlckit.backend.numba_cpu.entry import entry
-        from tests.backend.numba_cpu.test_entry import _scale
-        f = numba_cpu.build(_scale)
-        b = np.zeros(64, "float32")
-        f(np.ones(64, "float32"), 3.0, b)
-        assert (b == 3).all()
-        hits = sum(f.dispatcher.stats.cache_hits.values())
-        print(hits, sum(entry(3).stats.cache_hits.values()))
+        from mlckit.backend.numba_cpu.entry import entry, has_wrapper
+        from tests.backend.numba_cpu.test_entry import shifted
+        wrapped = []
+        for k in map(int, sys.argv[1:]):
+            f = numba_cpu.build(shifted(k, 41))
+            b = np.zeros(41, "float32")
+            f(np.ones(41, "float32"), 3.0, b)
+            assert (b == 3 + k).all()
+            wrapped.append(has_wrapper(f.dispatcher.overloads[f.dispatcher.signatures[0]]))
+        print(wrapped, sum(entry(3).stats.cache_hits.values()))
     """)
     env = dict(os.environ, MLCKIT_CACHE_DIR=str(tmp_path),
                PYTHONPATH=os.pathsep.join(p for p in sys.path if p))
-    runs = [subprocess.run([sys.executable, "-c", script], env=env, capture_output=True,
-                           text=True, check=True).stdout.split() for _ in range(2)]
-    assert runs == [["0", "0"], ["1", "1"]]
+    first, second = (subprocess.run([sys.executable, "-c", script, *ks], env=env,
+                                    capture_output=True, text=True, check=True).stdout.strip()
+                     for ks in (["0", "1", "2"], ["3"]))
+    assert first == "[True, True, False] 0"  # the third kernel compiled the entry
+    assert second == "[False] 1"  # a new kernel, its entry loaded from the disk cache

@@ -17,6 +17,7 @@ import pytest
 
 from mlckit import tir
 from mlckit.backend import lnumpy, numba_cpu
+from mlckit.backend.numba_cpu import entry as entry_module
 from mlckit.script import from_source
 
 from ...kernels import make_matmul, tile_matmul
@@ -124,10 +125,12 @@ def test_a_vectorized_row_is_vector_code_without_gathers():
                                atol=1e-4)
 
 
-def test_a_version_numba_compiles_at_a_call_is_compiled_in_the_pipeline_too():
+def test_a_version_numba_compiles_at_a_call_is_compiled_in_the_pipeline_too(monkeypatch):
     # read-only arrays are another Numba type; f(...) enters the one compiled version with
-    # them (the same machine values), Numba's dispatcher compiles a version for them at
-    # its first call: outside llvm_pipeline its lanes stayed scalar (the SLP vectorizer off)
+    # them (the same machine values) through numba_cpu.entry, Numba's dispatcher compiles a
+    # version for them at its first call: outside llvm_pipeline its lanes stayed scalar (the
+    # SLP vectorizer off)
+    monkeypatch.setattr(entry_module, "REPEATS", 1)  # the entry from the first kernel on
     f = numba_cpu.build(tile_matmul(make_matmul(64), 8, 32, 4, vectorize=True).mod["main"],
                         cache=False)
     rng = np.random.default_rng(0)

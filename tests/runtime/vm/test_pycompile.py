@@ -114,15 +114,39 @@ def test_a_kernel_on_tensors_the_vm_knows_is_called_without_its_check(static_vm)
            "r1.flags.carray" in source
     lines = [ln.strip() for ln in source.splitlines()]
     add = next(ln for ln in lines if "if fast else" in ln)
-    # numba_cpu's entry, the kernel's address first; else the kernel, which checks
-    assert re.fullmatch(r"rv = \(d(\d+)\(k\d+, r0, r1, r3\) if fast else f\1\(r0, r1, r3\)\)",
-                        add)
+    # the unchecked entry (numba_cpu.entry's with the kernel's address first, or the kernel's
+    # dispatcher); else the kernel, which checks
+    assert re.fullmatch(
+        r"rv = \(d(\d+)\((k\d+, )?r0, r1, r3\) if fast else f\1\(r0, r1, r3\)\)", add)
     # the kernel reading the tensor the VM allocated: unchecked always
     mul = next(ln for ln in lines if ln.startswith("rv = d") and "if fast" not in ln)
-    assert re.fullmatch(r"rv = d\d+\(k\d+, r4, r4, r6\)", mul)  # r4: a copy of r3
+    assert re.fullmatch(r"rv = d\d+\((k\d+, )?r4, r4, r6\)", mul)  # r4: a copy of r3
     assert any(ln.endswith("# multiply, unchecked") for ln in lines)
     x, y = _xy()
     np.testing.assert_allclose(static_vm["main"](x, y).numpy(), (x + y) ** 2, rtol=1e-6)
+
+
+def test_a_kernel_without_its_wrapper_is_called_through_the_entry_with_its_address(
+        monkeypatch):
+    from mlckit.backend.numba_cpu import entry as entry_module
+
+    @R.function
+    def add_then_square(x: R.Tensor((3, 5), "float32"), y: R.Tensor((3, 5), "float32")):
+        with R.dataflow():  # kernels of their own (no other test's shape)
+            s = R.add(x, y)
+            p = R.multiply(s, s)
+            R.output(p)
+        return p
+
+    monkeypatch.setattr(entry_module, "REPEATS", 1)  # every kernel through numba_cpu.entry
+    vm = relax.VirtualMachine(relax.build(add_then_square, target="llvm"), mlckit.cpu())
+    lines = [ln.strip() for ln in vm.python_source("main").splitlines()]
+    add = next(ln for ln in lines if "if fast else" in ln)
+    assert re.fullmatch(r"rv = \(d\d+\(k\d+, r0, r1, r3\) if fast else f\d+\(r0, r1, r3\)\)",
+                        add)
+    rng = np.random.default_rng(1)
+    x, y = (rng.standard_normal((3, 5)).astype("float32") for _ in range(2))
+    np.testing.assert_allclose(vm["main"](x, y).numpy(), (x + y) ** 2, rtol=1e-6)
 
 
 class _Recording:
