@@ -110,8 +110,8 @@ def enter_through_entry(dispatcher, arity: int) -> None:
     dispatcher.compile = compile_returning_entry
 
 
-REPEATS = 3  # the kernel of argument types new on disk that has the entry compiled
-_SEEN: collections.Counter = collections.Counter()  # kernels built per (arity, types)
+REPEATS = 3  # the kernel of the same argument types that compiles their entry (ready)
+_SEEN: collections.Counter = collections.Counter()  # entry signature -> kernels built with it
 
 
 def ready(argtypes: tuple) -> bool:

@@ -87,10 +87,20 @@ def test_an_exception_in_the_kernel_is_raised_by_the_entry():
         run(np.array([-1.0]))
 
 
-def test_an_entry_is_one_dispatcher_per_arity_and_its_module_is_in_the_cache(tmp_path,
-                                                                            monkeypatch):
+@pytest.fixture
+def fresh_entries(tmp_path, monkeypatch):
+    """Entries as in a new process with an empty cache (``tmp_path``): none loaded, no
+    kernel seen; this process's entry modules are put back afterwards."""
     monkeypatch.setenv("MLCKIT_CACHE_DIR", str(tmp_path))
     monkeypatch.setattr(entry_module, "_ENTRIES", {})
+    monkeypatch.setattr(entry_module, "_SEEN", collections.Counter())
+    for name in [m for m in sys.modules if m.startswith("mlckit_numba_entry_")]:
+        monkeypatch.delitem(sys.modules, name)
+    return tmp_path
+
+
+def test_an_entry_is_one_dispatcher_per_arity_and_its_module_is_in_the_cache(fresh_entries):
+    tmp_path = fresh_entries
     three = entry(3)
     assert entry(3) is three and entry(2) is not three
     [module] = (tmp_path / "numba").glob("entry_3_*/entry.py")
@@ -99,12 +109,12 @@ def test_an_entry_is_one_dispatcher_per_arity_and_its_module_is_in_the_cache(tmp
     assert "@njit(cache=True)" in module.read_text()
 
 
-def test_an_entry_is_compiled_in_memory_where_the_cache_cannot_be_written(tmp_path,
+def test_an_entry_is_compiled_in_memory_where_the_cache_cannot_be_written(fresh_entries,
                                                                          monkeypatch):
+    tmp_path = fresh_entries
     blocked = tmp_path / "a-file"
     blocked.write_text("")
     monkeypatch.setenv("MLCKIT_CACHE_DIR", str(blocked))  # a file: no folder under it
-    monkeypatch.setattr(entry_module, "_ENTRIES", {})
     f = _without_wrapper(_axpy, 4)
     f.compile((types.float64,) + (types.Array(types.float64, 1, "C"),) * 3)
     x = np.ones(4)
@@ -140,8 +150,8 @@ def shifted(A: T.Buffer(({n},), "float32"), s: T.float32, B: T.Buffer(({n},), "f
 """)
 
 
-def test_kernels_of_repeating_argument_types_are_compiled_without_their_wrapper(monkeypatch):
-    monkeypatch.setattr(entry_module, "_SEEN", collections.Counter())
+def test_kernels_of_repeating_argument_types_are_compiled_without_their_wrapper(
+        fresh_entries):
     a = np.linspace(-1, 1, 37, dtype="float32")
     built = []
     for k in range(4):  # argument types no other test uses: (float32[37], float32, float32[37])
