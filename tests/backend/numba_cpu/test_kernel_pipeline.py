@@ -1,0 +1,82 @@
+"""Generated kernels compile through Numba's pipeline less the passes that find nothing in
+them (closures, array expressions): the same machine code, a shorter compile; a kernel of
+parallel loops through Numba's own pipeline."""
+
+from __future__ import annotations
+
+import re
+
+import numpy as np
+from numba import float32, njit, types
+
+from mlckit import tir
+from mlckit.backend import numba_cpu
+from mlckit.backend.numba_cpu.kernel_pipeline import Compiler, KernelCompiler
+
+from ...kernels import make_matmul, mm_relu, tile_matmul
+
+LEFT_OUT = {"inline_closure_likes", "nopython_rewrites", "dump_parfor_diagnostics"}
+
+
+def _passes_run(f) -> set:
+    """The names of the Numba passes that compiled ``f``'s version for C-contiguous arrays."""
+    (cres,) = f.dispatcher.overloads.values()
+    (times,) = cres.metadata["pipeline_times"].values()
+    return {name.split("_", 1)[1] for name in times}
+
+
+def _mm_relu_reference(a, b):
+    return np.maximum(a @ b, 0)
+
+
+def test_a_kernel_compiles_without_the_passes_for_closures_and_array_expressions():
+    f = numba_cpu.build(mm_relu, cache=False)
+    assert f.dispatcher._compiler.pipeline_class is KernelCompiler
+    passes = _passes_run(f)
+    assert not passes & LEFT_OUT
+    assert {"nopython_type_inference", "native_lowering"} <= passes
+    rng = np.random.default_rng(0)
+    a, b = (rng.standard_normal((128, 128)).astype("float32") for _ in range(2))
+    c = np.empty((128, 128), "float32")
+    f(a, b, c)
+    np.testing.assert_allclose(c, _mm_relu_reference(a, b), rtol=1e-4, atol=1e-4)
+
+
+def test_the_generated_module_names_the_pipeline():
+    source = numba_cpu.build(mm_relu, cache=False).source
+    assert f"# {numba_cpu.NUMBA_PASSES}\n" in source
+
+
+def _optimized_llvm(source: str, pipeline_class) -> str:
+    """The optimized LLVM module of ``main`` in ``source``, compiled uncached by a plain
+    ``njit`` with ``pipeline_class``; Numba's mangled names and counters left out."""
+    namespace = {"__name__": "kernel_pipeline_test"}
+    exec(compile(source.replace("cache=True", "cache=False"), "<kernel>", "exec"),  # noqa: S102
+         namespace)
+    dispatcher = njit(pipeline_class=pipeline_class)(namespace["main"].py_func)
+    sig = (types.Array(float32, 2, "C"),) * 3
+    dispatcher.compile(sig)
+    (cres,) = dispatcher.overloads.values()
+    return re.sub(r"_ZN\w+|\$\w+|\.\d+\b", "N", cres.library.get_llvm_str())
+
+
+def test_the_passes_left_out_change_nothing_in_the_machine_code():
+    # a tiled, vectorized, unrolled matmul: loops, ramps, broadcasts, an init loop
+    sch = tile_matmul(make_matmul(64), 8, 16, 4, vectorize=True, unroll=True)
+    source = numba_cpu.build(sch.mod["main"], name="main", cache=False).source
+    assert "ramp(" in source
+    assert _optimized_llvm(source, KernelCompiler) == _optimized_llvm(source, Compiler)
+
+
+def test_a_kernel_of_parallel_loops_compiles_through_numbas_own_pipeline():
+    sch = tir.Schedule(make_matmul(32))
+    i, _, _ = sch.get_loops(sch.get_block("C"))
+    sch.parallel(i)
+    f = numba_cpu.build(sch.mod["main"], cache=False)
+    assert "prange(" in f.source
+    assert {"inline_closure_likes", "nopython_rewrites"} <= _passes_run(f)
+    rng = np.random.default_rng(1)
+    a, b = (rng.standard_normal((32, 32)).astype("float32") for _ in range(2))
+    c = np.zeros((32, 32), "float32")
+    f(a, b, c)
+    np.testing.assert_allclose(c, a @ b, rtol=1e-4, atol=1e-4)
