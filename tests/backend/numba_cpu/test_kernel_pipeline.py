@@ -1,6 +1,6 @@
 """Generated kernels compile through Numba's pipeline less the passes that find nothing in
-them (closures, array expressions): the same machine code, a shorter compile; a kernel of
-parallel loops through Numba's own pipeline."""
+them (closures, array expressions), typing a call on numbers once per process: the same
+machine code, a shorter compile; a kernel of parallel loops through Numba's own pipeline."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ from numba import float32, njit, types
 
 from mlckit import tir
 from mlckit.backend import numba_cpu
-from mlckit.backend.numba_cpu.kernel_pipeline import Compiler, KernelCompiler
+from mlckit.backend.numba_cpu.kernel_pipeline import Compiler, KernelCompiler, call_types
 
 from ...kernels import make_matmul, mm_relu, tile_matmul
 
@@ -34,12 +34,32 @@ def test_a_kernel_compiles_without_the_passes_for_closures_and_array_expressions
     assert f.dispatcher._compiler.pipeline_class is KernelCompiler
     passes = _passes_run(f)
     assert not passes & LEFT_OUT
-    assert {"nopython_type_inference", "native_lowering"} <= passes
+    assert {"nopython_type_inference_reusing_call_types", "native_lowering"} <= passes
     rng = np.random.default_rng(0)
     a, b = (rng.standard_normal((128, 128)).astype("float32") for _ in range(2))
     c = np.empty((128, 128), "float32")
     f(a, b, c)
     np.testing.assert_allclose(c, _mm_relu_reference(a, b), rtol=1e-4, atol=1e-4)
+
+
+def test_a_call_on_numbers_is_typed_once_and_reused_by_the_next_kernels():
+    numba_cpu.build(tile_matmul(make_matmul(32), 8, 8, 4).mod["main"], cache=False)
+    from numba.core.registry import cpu_target
+
+    known = call_types(cpu_target.typing_context)
+    assert known
+    key = next(k for k in known if "mul" in str(k[0]) and len(k[1]) == 2)
+    signature = known[key]
+    # another schedule of the same kernel: the same question, the same answer object
+    f = numba_cpu.build(tile_matmul(make_matmul(32), 4, 16, 2).mod["main"], cache=False)
+    assert known[key] is signature
+    rng = np.random.default_rng(2)
+    a, b = (rng.standard_normal((32, 32)).astype("float32") for _ in range(2))
+    c = np.zeros((32, 32), "float32")
+    f(a, b, c)
+    np.testing.assert_allclose(c, a @ b, rtol=1e-4, atol=1e-4)
+    # outside a kernel's compile, Numba types calls as it always does
+    assert "resolve_function_type" not in vars(cpu_target.typing_context)
 
 
 def test_the_generated_module_names_the_pipeline():
@@ -57,11 +77,14 @@ def _optimized_llvm(source: str, pipeline_class) -> str:
     sig = (types.Array(float32, 2, "C"),) * 3
     dispatcher.compile(sig)
     (cres,) = dispatcher.overloads.values()
-    return re.sub(r"_ZN\w+|\$\w+|\.\d+\b", "N", cres.library.get_llvm_str())
+    llvm = re.sub(r"_ZN\w+|\$\w+|\.\d+\b", "N", cres.library.get_llvm_str())
+    # the message naming the function's environment is as long as its mangled name
+    return re.sub(r"\[\d+ x i8\] c\"missing Environment", "c\"missing Environment", llvm)
 
 
-def test_the_passes_left_out_change_nothing_in_the_machine_code():
-    # a tiled, vectorized, unrolled matmul: loops, ramps, broadcasts, an init loop
+def test_the_pipeline_changes_nothing_in_the_machine_code():
+    # a tiled, vectorized, unrolled matmul: loops, ramps, broadcasts, an init loop; built
+    # first, so that its calls' types are known when it is compiled again below
     sch = tile_matmul(make_matmul(64), 8, 16, 4, vectorize=True, unroll=True)
     source = numba_cpu.build(sch.mod["main"], name="main", cache=False).source
     assert "ramp(" in source
