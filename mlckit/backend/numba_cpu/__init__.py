@@ -16,8 +16,11 @@ for C-contiguous arrays of the buffers' dtypes when it is built; a PrimFunc with
 ``tir.noalias`` with Numba's ``noalias`` flag (LLVM may assume its arrays never overlap, as
 TVM's codegen does; a call whose written array overlaps another argument is refused).  Once
 kernels of the same argument types repeat, a kernel has no CPython wrapper of its own: it
-is called through the entry of its number of arguments (``numba_cpu.entry``).  ``f.source`` is the generated module, for learners to
-read.  The generator only prints: what makes the code fast is in the passes.
+is called through the entry of its number of arguments (``numba_cpu.entry``).  Numba compiles
+it through its pipeline less the passes that find nothing in generated code, reusing the
+types of calls on numbers found before (``numba_cpu.kernel_pipeline``).  ``f.source`` is
+the generated module, for learners to read.  The generator only prints: what makes the
+code fast is in the passes.
 
 Caching:
 
