@@ -17,9 +17,11 @@ signature of a call: ``i_0 * 1024 + j_1 * 8`` asks, for every operator, each of 
 templates for ``*`` and ``+`` whether it takes ``(int64, Literal[int](1024))``, once with
 the literal and once without.  A kernel asks the same questions hundreds of times, and every
 kernel asks the same ones, so :class:`TypeInferenceReusingCallTypes` keeps the answers for
-functions of numbers (per typing context, for the process): another ~10 %.  An answer only
-depends on the function's type and the argument types; registering new overloads for a
-function gives it a new type, so no stale answer is reused.
+functions of numbers (per typing context, for the process): another ~10 % (both together:
+~20 % in one process building candidates one after another, ~7 % in two tuning workers
+side by side, docs/performance.md).  An answer only depends on the function's type and
+the argument types; registering new overloads for a function gives it a new type, so no
+stale answer is reused.
 
 A kernel of parallel loops (``prange``: Numba's parfor passes expect closures inlined) or
 in object mode is compiled with Numba's default pipeline.
