@@ -272,8 +272,10 @@ def _set_kernel_flags(dispatcher, noalias: bool, arity: int) -> None:
     - ``no_cfunc_wrapper``: a kernel is called from Python (and the VM) only, never
       through a C function pointer, so Numba's C-callable wrapper is not built (a distinct
       ``mm_relu`` schedule: ~7 % less to compile);
-    - Numba's pipeline less the passes that find nothing in a generated kernel
-      (``kernel_pipeline.KernelCompiler``: ~10 % less to compile, the same machine code);
+    - Numba's pipeline less the passes that find nothing in a generated kernel, its
+      typing reusing the types of calls on numbers (``kernel_pipeline.KernelCompiler``:
+      ~20 % less to compile in one process, ~7 % in two tuning workers; the same machine
+      code);
     - ``no_cpython_wrapper`` where ``dispatcher._mlckit_entry`` says so (``entry.ready``:
       kernels of these argument types repeat): nor its CPython wrapper (another ~10 %); the
       version is called through the shared entry of ``arity`` arguments
