@@ -42,17 +42,32 @@ def test_a_kernel_compiles_without_the_passes_for_closures_and_array_expressions
     np.testing.assert_allclose(c, _mm_relu_reference(a, b), rtol=1e-4, atol=1e-4)
 
 
-def test_a_call_on_numbers_is_typed_once_and_reused_by_the_next_kernels():
+def test_a_call_on_numbers_is_typed_once_and_reused_by_the_next_kernels(monkeypatch):
     numba_cpu.build(tile_matmul(make_matmul(32), 8, 8, 4).mod["main"], cache=False)
+    from numba.core import types as nbtypes
     from numba.core.registry import cpu_target
+    from numba.core.typing.context import BaseContext
 
     known = call_types(cpu_target.typing_context)
     assert known
     key = next(k for k in known if "mul" in str(k[0]) and len(k[1]) == 2)
     signature = known[key]
-    # another schedule of the same kernel: the same question, the same answer object
+    before = set(known)
+    # the questions about calls on numbers that reach Numba's own typing from now on
+    asked = set()
+    numbas = BaseContext.resolve_function_type
+
+    def counting(self, func, args, kws):
+        if isinstance(func, nbtypes.Function) and not kws:
+            asked.add((func, tuple(args)))
+        return numbas(self, func, args, kws)
+
+    monkeypatch.setattr(BaseContext, "resolve_function_type", counting)
+    # another schedule of the same kernel: the questions asked before are answered from
+    # what was found then (the same answer object), only new ones reach Numba
     f = numba_cpu.build(tile_matmul(make_matmul(32), 4, 16, 2).mod["main"], cache=False)
     assert known[key] is signature
+    assert not asked & before
     rng = np.random.default_rng(2)
     a, b = (rng.standard_normal((32, 32)).astype("float32") for _ in range(2))
     c = np.zeros((32, 32), "float32")
