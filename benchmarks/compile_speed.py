@@ -24,6 +24,12 @@
    after the other, ``--tuning-rounds`` times (the median of the pairs' ratios reported);
    the best candidate's time says whether the search found as fast a kernel.
 
+The processes of 2. and 3. run as a learner's Python does: with its bytecode cache
+(``__pycache__``), written for each tree's ``mlckit`` before the timing starts.  Where
+``PYTHONDONTWRITEBYTECODE`` is set (as on some CI hosts) it is dropped for them: otherwise
+every process would compile mlckit's ~400 modules from source (~0.4 s), while Numba's, as
+pip installed it, comes compiled.
+
 Usage::
 
     python benchmarks/compile_speed.py [--tvm /path/to/tvm-env/bin/python] [--kernels 8]
@@ -194,6 +200,18 @@ def warm_process(n: int, tvm_python: str | None) -> None:
               f"{statistics.median(r[1] / r[2] for r in rows):5.2f}x)")
 
 
+def learner_env(**settings: str) -> dict:
+    """This process's environment with ``settings``, bytecode caching on (see the module)."""
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
+    return {**env, **settings}
+
+
+def write_bytecode(root: Path) -> None:
+    """Compile ``root``'s mlckit to bytecode, as its first import by a learner would."""
+    subprocess.run([sys.executable, "-m", "compileall", "-q", str(root / "mlckit")],
+                   env=learner_env(), check=True, stdout=subprocess.DEVNULL)
+
+
 def seconds_of(code: str, env: dict) -> float:
     start = time.perf_counter()
     subprocess.run([sys.executable, "-c", code], env=env, check=True)
@@ -202,7 +220,8 @@ def seconds_of(code: str, env: dict) -> float:
 
 def fresh_process(repeat: int) -> None:
     cache = tempfile.mkdtemp(prefix="mlckit-compile-bench-")
-    env = dict(os.environ, PYTHONPATH=str(ROOT), MLCKIT_CACHE_DIR=cache)
+    write_bytecode(ROOT)
+    env = learner_env(PYTHONPATH=str(ROOT), MLCKIT_CACHE_DIR=cache)
     build = FRESH_SNIPPET.format(text=MM_RELU)
     cold = seconds_of(build, env)
     [module] = Path(cache, "numba").glob("*/mm_relu.py")
@@ -232,11 +251,13 @@ def tuning(baseline: str, rounds: int) -> None:
         subprocess.run(["git", "-C", str(ROOT), "worktree", "add", "-q", "--detach", tree,
                         baseline], check=True)
         try:
+            for root in (ROOT, Path(tree)):
+                write_bytecode(root)
             for _ in range(rounds):  # alternating: this host's speed drifts within minutes
                 pair = []
                 for label, root in (("this tree", ROOT), (f"at {baseline}", Path(tree))):
-                    env = dict(os.environ, PYTHONPATH=str(root),
-                               MLCKIT_CACHE_DIR=tempfile.mkdtemp(prefix="mlckit-tune-bench-"))
+                    env = learner_env(PYTHONPATH=str(root), MLCKIT_CACHE_DIR=tempfile.mkdtemp(
+                        prefix="mlckit-tune-bench-"))
                     out = subprocess.run([sys.executable, "-c", code], env=env, cwd=root,
                                          check=True, capture_output=True, text=True)
                     seconds, best = (float(x) for x in out.stdout.split()[-2:])

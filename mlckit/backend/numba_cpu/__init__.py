@@ -75,6 +75,7 @@ from .. import disk_cache
 from ..codegen import NUMBA, CodegenError, GeneratedSource, func_name, generate
 from ..extern import collect_externs, resolve_externs
 from ..signature import ArgumentError, Signature, param_names
+from .cache_load import load_without_registries
 from .entry import enter_through_entry, native_address, ready
 from .kernel_pipeline import Compiler, KernelCompiler
 
@@ -359,6 +360,7 @@ class NumbaFunction:
             exec(compile(self.source, f"<numba_cpu {name}>", "exec"), namespace)  # noqa: S102
         self.dispatcher = namespace[self.body.func_name]
         _set_kernel_flags(self.dispatcher, self.noalias, len(self.signature.params))
+        load_without_registries(self.dispatcher)
         _compile_in_pipeline(self.dispatcher, loop_vectorize=not self.body.uses_lanes)
         # float16 arguments: arrays passed as their uint16 bits, scalars as float32
         self._half = [k for k, (_p, buf, var) in enumerate(self.signature.params)

@@ -35,6 +35,8 @@ from pathlib import Path
 from numba import types
 from numba.extending import intrinsic
 
+from .cache_load import load_without_registries
+
 __all__ = ["bind", "call_compiled", "enter_through_entry", "entry", "has_wrapper",
            "native_address", "ready"]
 
@@ -187,4 +189,5 @@ def _load(arity: int):
         namespace: dict = {}
         exec(compile(_source(arity, cache=False), f"<entry {arity}>", "exec"), namespace)  # noqa: S102
         return namespace["enter"]
+    load_without_registries(module.enter)
     return module.enter

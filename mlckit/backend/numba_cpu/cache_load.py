@@ -1,0 +1,91 @@
+"""Loading a kernel's machine code from Numba's disk cache without Numba's registries.
+
+Before it loads a cached version, Numba refreshes its target context: it imports and
+installs every lowering registry and every typing registry (the implementations and typing
+templates of all of Python and NumPy it supports, cffi's C parser among them).  Loading
+machine code needs neither: nothing is typed or lowered when a version is loaded, and a
+call with the kernel's exact argument types types nothing either.  It needs Numba's
+runtime (NRT: the kernel allocates through it), which the refresh would also have
+initialized, and the C helpers every target context installs when it is created.  So a
+kernel or an entry loaded from the cache initializes the runtime and leaves the registries
+to the next compile, which refreshes them itself (Numba's ``CompilerBase`` does, before
+every compile).  A fresh process building the course's ``mm_relu`` from a warm cache:
+~0.2 s less (~0.8 -> ~0.6 s on a 2-core host).
+
+Example::
+
+    from mlckit.backend.numba_cpu.cache_load import load_without_registries
+    load_without_registries(dispatcher)     # its cache loads skip the registries
+    dispatcher.compile(sig)                 # a hit: loaded; a miss: compiled as ever
+"""
+
+from __future__ import annotations
+
+from numba.core.compiler_lock import global_compiler_lock
+
+__all__ = ["load_without_registries", "registries_deferred"]
+
+
+def _refresh_later() -> None:
+    """A context's refresh while a version is loaded: nothing (see the module)."""
+
+
+class registries_deferred:  # noqa: N801 - a context manager, named as what it does
+    """While it is entered, ``target_context.refresh()`` and its typing context's do
+    nothing; Numba's runtime is initialized on entry.  Held under Numba's global compiler
+    lock, so no compile in another thread sees the registries skipped.
+
+    Example::
+
+        with registries_deferred(dispatcher.targetctx):
+            cres = dispatcher._cache.load_overload(sig, dispatcher.targetctx)
+    """
+
+    def __init__(self, target_context):
+        self.contexts = (target_context, target_context.typing_context)
+
+    def __enter__(self):
+        from numba.core.runtime import rtsys
+
+        global_compiler_lock.acquire()
+        try:
+            rtsys.initialize(self.contexts[0])  # idempotent: what the refresh would start
+        except BaseException:
+            global_compiler_lock.release()
+            raise
+        self._saved = [vars(ctx).get("refresh") for ctx in self.contexts]
+        for ctx in self.contexts:
+            ctx.refresh = _refresh_later
+        return self
+
+    def __exit__(self, *exc):
+        try:
+            for ctx, saved in zip(self.contexts, self._saved):
+                if saved is None:
+                    del ctx.refresh  # the class's method again
+                else:
+                    ctx.refresh = saved
+        finally:
+            global_compiler_lock.release()
+        return False
+
+
+def load_without_registries(dispatcher) -> None:
+    """Make ``dispatcher``'s loads from Numba's disk cache skip the refresh of Numba's
+    registries (its compiles are unchanged).  Idempotent.
+
+    Example::
+
+        load_without_registries(kernel_dispatcher)
+    """
+    cache = getattr(dispatcher, "_cache", None)
+    load = getattr(cache, "load_overload", None)
+    if load is None or getattr(load, "_mlckit_deferred", False):
+        return
+
+    def load_overload(sig, target_context):
+        with registries_deferred(target_context):
+            return load(sig, target_context)
+
+    load_overload._mlckit_deferred = True
+    cache.load_overload = load_overload
