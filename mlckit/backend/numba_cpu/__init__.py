@@ -28,8 +28,10 @@ Caching:
   function (keyed by ``mlckit.ir.structural_hash``);
 - across processes, the source is written to ``$MLCKIT_CACHE_DIR/numba/<name>_<sha>/``
   (default ``~/.cache/mlckit``; ``<sha>`` hashes the source) and compiled with Numba's
-  ``cache=True``, so a second process loads the machine code instead of compiling; the
-  least recently used entries are evicted past ``MLCKIT_CACHE_MAX_MB`` (``disk_cache``).
+  ``cache=True``, so a second process loads the machine code instead of compiling (without
+  first installing Numba's typing and lowering registries, which only a compile needs:
+  ``numba_cpu.cache_load``); the least recently used entries are evicted past
+  ``MLCKIT_CACHE_MAX_MB`` (``disk_cache``).
 
 Example::
 
