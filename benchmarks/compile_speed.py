@@ -280,7 +280,8 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--tvm", help="python of an environment with apache-tvm 0.27")
     parser.add_argument("--kernels", type=int, default=8)
-    parser.add_argument("--repeat", type=int, default=5)
+    parser.add_argument("--repeat", type=int, default=15,
+                        help="fresh processes of each kind (medians of 5 swing by ±15 % here)")
     parser.add_argument("--tuning", action="store_true", help="also time the 64-trial tuning")
     parser.add_argument("--baseline", default="85d2a77", help="the commit tuning compares with")
     parser.add_argument("--tuning-rounds", type=int, default=1,
