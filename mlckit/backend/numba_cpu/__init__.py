@@ -33,6 +33,8 @@ Caching:
   ``numba_cpu.cache_load``); the least recently used entries are evicted past
   ``MLCKIT_CACHE_MAX_MB`` (``disk_cache``).
 
+A kernel is built with Python's cyclic garbage collector paused (``backend.collector``).
+
 Example::
 
     from mlckit.backend import numba_cpu
@@ -75,6 +77,7 @@ from mlckit.tir.transform.scalarize_local_buffers import scalarize_local_buffers
 
 from .. import disk_cache
 from ..codegen import NUMBA, CodegenError, GeneratedSource, func_name, generate
+from ..collector import collector_paused
 from ..extern import collect_externs, resolve_externs
 from ..signature import ArgumentError, Signature, param_names
 from .cache_load import load_without_registries
@@ -579,7 +582,8 @@ def build(func: PrimFunc, name: str | None = None, fastmath: bool = False,
         for other, compiled in _CACHE.get(key, ()):
             if other is func or structural_equal(other, func):
                 return compiled
-    compiled = NumbaFunction(func, name, fastmath, cache)
+    with collector_paused():  # building allocates much, in cycles: collected once, after
+        compiled = NumbaFunction(func, name, fastmath, cache)
     with _LOCK:
         _CACHE.setdefault(key, []).append((func, compiled))
     return compiled
