@@ -10,8 +10,7 @@ initialized, and the C helpers every target context installs when it is created.
 kernel or an entry loaded from the cache initializes the runtime and leaves the registries
 to the next compile, which refreshes them itself (Numba's ``CompilerBase`` does, before
 every compile).  A fresh process building the course's ``mm_relu`` from a warm cache, on
-a 2-core host: 0.78 -> 0.52 s (with ``views`` importing Numba's array lowering only to
-compile), where ``import numba`` alone takes 0.36 s.
+a 2-core host: 0.78 -> 0.52 s, where ``import numba`` alone takes 0.36 s.
 
 Example::
 

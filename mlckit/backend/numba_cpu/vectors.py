@@ -43,8 +43,7 @@ from numba.core.datamodel import models, register_default
 from numba.core.imputils import lower_builtin
 from numba.core.typing.templates import AbstractTemplate, infer_global, signature
 from numba.extending import intrinsic
-
-from .views import _arrayobj
+from numba.np.arrayobj import make_array
 
 __all__ = ["RampIndex", "Vec", "broadcast", "ramp", "ramps"]
 
@@ -189,7 +188,7 @@ def _element_pointer(builder, aryty, array, base, offset: int):
 @lower_builtin(operator.getitem, types.Array, RampIndex)
 def _load(context, builder, sig, args):
     aryty, index = sig.args
-    array, base = _arrayobj().make_array(aryty)(context, builder, args[0]), args[1]
+    array, base = make_array(aryty)(context, builder, args[0]), args[1]
     element = context.get_data_type(aryty.dtype)
     align = context.get_abi_sizeof(element)
     rows = []
@@ -221,7 +220,7 @@ def _load(context, builder, sig, args):
 @lower_builtin(operator.setitem, types.Array, RampIndex, Vec)
 def _store(context, builder, sig, args):
     aryty, index, _ = sig.args
-    array, base, value = _arrayobj().make_array(aryty)(context, builder, args[0]), args[1], args[2]
+    array, base, value = make_array(aryty)(context, builder, args[0]), args[1], args[2]
     element = context.get_data_type(aryty.dtype)
     align = context.get_abi_sizeof(element)
     for r in range(index.rows):

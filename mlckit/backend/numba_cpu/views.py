@@ -35,17 +35,9 @@ from numba.core import cgutils, ir_utils, types
 from numba.core.datamodel import models, register_default
 from numba.core.imputils import impl_ret_borrowed, lower_builtin
 from numba.extending import intrinsic
+from numba.np.arrayobj import load_item, make_array, populate_array, store_item
 
 __all__ = ["FlatRow", "flat_view"]
-
-
-def _arrayobj():
-    """Numba's array lowering helpers, imported when a kernel is compiled: a process that
-    only loads kernels from the cache never needs them (``numba.np.arrayobj`` and what it
-    imports: ~20 ms of a fresh process's build of ``mm_relu``)."""
-    from numba.np import arrayobj
-
-    return arrayobj
 
 
 class FlatRow(types.Array):
@@ -83,13 +75,12 @@ def flat_view(typingctx, ary):
     row = FlatRow(ary.dtype, readonly=not ary.mutable)
 
     def codegen(context, builder, signature, args):
-        arrayobj = _arrayobj()
-        src = arrayobj.make_array(ary)(context, builder, args[0])
-        view = arrayobj.make_array(row)(context, builder)
-        arrayobj.populate_array(view, data=src.data,
-                                shape=cgutils.pack_array(builder, [src.nitems]),
-                                strides=cgutils.pack_array(builder, [src.itemsize]),
-                                itemsize=src.itemsize, meminfo=src.meminfo, parent=src.parent)
+        src = make_array(ary)(context, builder, args[0])
+        view = make_array(row)(context, builder)
+        populate_array(view, data=src.data,
+                       shape=cgutils.pack_array(builder, [src.nitems]),
+                       strides=cgutils.pack_array(builder, [src.itemsize]),
+                       itemsize=src.itemsize, meminfo=src.meminfo, parent=src.parent)
         return impl_ret_borrowed(context, builder, row, view._getvalue())
 
     return row(ary), codegen
@@ -98,23 +89,20 @@ def flat_view(typingctx, ary):
 @lower_builtin(operator.getitem, FlatRow, types.Integer)
 def _load(context, builder, sig, args):
     row_type, index_type = sig.args
-    arrayobj = _arrayobj()
-    row = arrayobj.make_array(row_type)(context, builder, args[0])
+    row = make_array(row_type)(context, builder, args[0])
     index = context.cast(builder, args[1], index_type, types.intp)
-    value = arrayobj.load_item(context, builder, row_type,
-                               builder.gep(row.data, [index], inbounds=True))
+    value = load_item(context, builder, row_type,
+                      builder.gep(row.data, [index], inbounds=True))
     return impl_ret_borrowed(context, builder, sig.return_type, value)
 
 
 @lower_builtin(operator.setitem, FlatRow, types.Integer, types.Any)
 def _store(context, builder, sig, args):
     row_type, index_type, value_type = sig.args
-    arrayobj = _arrayobj()
-    row = arrayobj.make_array(row_type)(context, builder, args[0])
+    row = make_array(row_type)(context, builder, args[0])
     index = context.cast(builder, args[1], index_type, types.intp)
     value = context.cast(builder, args[2], value_type, row_type.dtype)
-    arrayobj.store_item(context, builder, row_type, value,
-                        builder.gep(row.data, [index], inbounds=True))
+    store_item(context, builder, row_type, value, builder.gep(row.data, [index], inbounds=True))
     return context.get_dummy_value()
 
 
