@@ -25,22 +25,24 @@ import threading
 __all__ = ["collector_paused"]
 
 _LOCK = threading.Lock()
-_PAUSES = [0, False]  # builds under way, whether the collector was on when the first began
+_builds = 0  # builds under way (threads may build side by side)
+_was_enabled = False  # whether the collector was on when the first of them began
 
 
 @contextlib.contextmanager
 def collector_paused():
-    """Pause the cyclic garbage collector until the last of the builds under way (threads
-    may build side by side) ends; a collector the caller had switched off stays off."""
+    """Pause the cyclic garbage collector until the last of the builds under way ends; a
+    collector the caller had switched off stays off."""
+    global _builds, _was_enabled
     with _LOCK:
-        if _PAUSES[0] == 0:
-            _PAUSES[1] = gc.isenabled()
+        if _builds == 0:
+            _was_enabled = gc.isenabled()
             gc.disable()
-        _PAUSES[0] += 1
+        _builds += 1
     try:
         yield
     finally:
         with _LOCK:
-            _PAUSES[0] -= 1
-            if _PAUSES[0] == 0 and _PAUSES[1]:
+            _builds -= 1
+            if _builds == 0 and _was_enabled:
                 gc.enable()

@@ -73,6 +73,8 @@ def test_a_second_process_loads_kernels_without_refreshing_the_registries(tmp_pa
         "mm_relu_small 1 False", "mm_relu_tiled 1 False", "relu 0 True"]
 
 
+# a kernel of this file's own, built with cache=False: a shared one could come from
+# numba_cpu's in-process cache with another test's settings (an entry, no wrapper)
 @T.prim_func
 def halve(A: T.Buffer((256,), "float32"), B: T.Buffer((256,), "float32")):
     for i in range(256):
