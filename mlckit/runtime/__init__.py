@@ -9,10 +9,10 @@ Example::
 from . import ndarray
 from .device import Device, cpu, cuda, device, gpu
 from .module import BenchmarkResult, Executable, Module
-from .ndarray import NDArray
+from .ndarray import NDArray, empty  # empty: TVM 0.27's tvm.runtime.empty(shape, dtype, dev)
 from .ndarray import array as tensor  # TVM's newer name: tvm.runtime.tensor(np_array, dev)
 
 Tensor = NDArray  # TVM's newer name of NDArray
 
 __all__ = ["BenchmarkResult", "Device", "Executable", "Module", "NDArray", "Tensor", "cpu",
-           "cuda", "device", "gpu", "ndarray", "tensor"]
+           "cuda", "device", "empty", "gpu", "ndarray", "tensor"]

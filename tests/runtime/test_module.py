@@ -99,6 +99,17 @@ def test_runtime_tensor_is_tvm_nd_array():
     np.testing.assert_array_equal(t.numpy(), np.arange(6, dtype="float32").reshape(2, 3))
 
 
+def test_runtime_empty_is_tvm_nd_empty_and_a_kernel_writes_into_it():
+    out = tvm.runtime.empty((128, 128), "float32", tvm.cpu())
+    assert isinstance(out, tvm.runtime.Tensor) and out.shape == (128, 128)
+    assert out.dtype == "float32" and out.device == tvm.cpu()
+    a, b = (np.random.default_rng(k).standard_normal((128, 128)).astype("float32")
+            for k in (0, 1))
+    ex = tvm.compile(tvm.IRModule({"mm_relu": mm_relu}), target="lnumpy")
+    ex["mm_relu"](tvm.runtime.tensor(a), tvm.runtime.tensor(b), out)
+    np.testing.assert_allclose(out.numpy(), np.maximum(a @ b, 0), rtol=1e-4, atol=1e-4)
+
+
 def test_a_missing_function_lists_those_there_are():
     ex = tvm.compile(tvm.IRModule({"mm_relu": mm_relu}), target="lnumpy")
     with pytest.raises(tvm.TVMError, match=r"no function 'mm' \(it has: mm_relu\)"):
