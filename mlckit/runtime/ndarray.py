@@ -235,7 +235,14 @@ def array(arr, device: Device | str | None = None, dtype=None) -> NDArray:
 
 
 def empty(shape, dtype="float32", device: Device | str | None = None) -> NDArray:
-    """An uninitialised NDArray (``mlckit.nd.empty((n,), "float32")``)."""
+    """An uninitialised NDArray, 64-byte aligned (``mlckit.nd.empty``; TVM 0.27's
+    ``tvm.runtime.empty``).
+
+    >>> import mlckit as tvm
+    >>> out = tvm.runtime.empty((2, 3), "float32", tvm.cpu())
+    >>> out.shape, out.dtype
+    ((2, 3), 'float32')
+    """
     shape = _check_shape(shape)
     dtype = _check_dtype("mlckit.nd.empty", dtype).name
     dev = _device(device) if device is not None else cpu()
