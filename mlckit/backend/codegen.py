@@ -119,6 +119,7 @@ class GeneratedSource(str):
     extern_names: dict  # name -> the Python name the code calls it by (usually the same)
     uses_packed: bool  # calls call_packed(name, ...) (T.call_packed)
     uses_flat_view: bool  # calls flat_view(A) (numba_cpu.views)
+    uses_workspaces: bool  # calls workspace_alloc / workspace_free (numba_cpu.workspace)
     vector_names: tuple  # the names of numba_cpu.vectors it calls (ramp, broadcast, ...)
 
     def stmt_lines(self, stmt: Stmt) -> list[int]:
@@ -174,6 +175,7 @@ class _Generator(StmtWriter, ExprWriter, LocalScalars, VectorExprs, LLVMVectorEx
         self.data_owner: dict = {}  # id(buffer data Var) -> the buffer owning that memory
         self.let_values: dict = {}  # id(index let Var) -> its value, through outer lets
         self.uses_flat_view = False  # a parameter's flat view: flat_view(A)
+        self.uses_workspaces = False  # workspace_alloc / workspace_free (numba_cpu.workspace)
         self.vector_names: set = set()  # ramp, ramps, broadcast: LLVM vectors (codegen_vector)
         self.in_vectors = False  # writing a vector store as LLVM vectors (codegen_vector)
         self.vector_bases: dict | None = None  # a text named before the store -> its name
@@ -309,6 +311,7 @@ class _Generator(StmtWriter, ExprWriter, LocalScalars, VectorExprs, LLVMVectorEx
         src.extern_names = dict(self.extern_names)
         src.uses_packed = self.uses_packed
         src.uses_flat_view = self.uses_flat_view
+        src.uses_workspaces = self.uses_workspaces
         src.vector_names = tuple(sorted(self.vector_names))
         return src
 

@@ -62,12 +62,17 @@ class Flavour:
     # np.empty's dtype as NumPy's type (np.float32), not its name (lnumpy's, as the course
     # writes it): Numba then compiles np.empty once for every size (np_dtype_text)
     dtype_types: bool = False
+    # a buffer the kernel allocates as a workspace, ``workspace_alloc`` where it is
+    # allocated and ``workspace_free`` where its scope ends (numba_cpu.workspace, TVM's
+    # TVMBackendAllocWorkspace), not ``np.empty``: the kernel then needs no Numba runtime
+    # (kernels with parallel loops keep ``np.empty``, which Numba hoists out of them)
+    workspaces: bool = False
 
 
 LNUMPY = Flavour("lnumpy", numpy_vectors=True)
 NUMBA = Flavour("numba", typed_float_consts=True, prange=True, njit_helpers=True,
                 scalar_registers=True, flat_params=True, flat_view=True, llvm_vectors=True,
-                dtype_types=True)
+                dtype_types=True, workspaces=True)
 
 
 
@@ -148,6 +153,7 @@ RESERVED = set(keyword.kwlist) | {
     "np", "math", "prange", "njit", "range", "min", "max", "abs", "int", "float", "bool",
     "len", "print", "None", "True", "False", "truncdiv", "truncmod", "AssertionError",
     "address", "call_packed", "objmode", "half_to_float", "float_to_half",
+    "workspace_alloc", "workspace_free",
 }
 
 # intrinsics of extern calls, written by codegen_extern

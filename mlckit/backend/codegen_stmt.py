@@ -237,8 +237,7 @@ class StmtWriter:
             name = self.bind(iv.var, iv.var.name_hint, "int64")
             self.ctx_iters.append(name)
             self.emit(f"{name} = {text}", s)
-        for buf in block.alloc_buffers:
-            self.alloc(buf, s)
+        allocated = [self.alloc(buf, s) for buf in block.alloc_buffers]
         if block.match_buffers:
             self.match_buffers(block, s)
         if block.init is not None:
@@ -250,6 +249,8 @@ class StmtWriter:
             else:
                 self.stmt(block.init)
         self.stmt(block.body)
+        for name in reversed(allocated):
+            self.emit_free(name, s)
         del self.ctx_iters[n_iters:]
         self.pop_scope()
         if conditional:
@@ -264,10 +265,10 @@ class StmtWriter:
             shape += ","
         name = self.bind(s.buffer_var, s.buffer_var.name_hint, f"buffer:{s.dtype}:{len(s.extents)}",
                          scoped=False)
-        dtype = np_dtype_text(s.dtype, self.flavour.dtype_types)
-        self.emit(f"{name} = np.empty(({shape}), dtype={dtype})", s)
+        self.emit_allocation(name, shape, s.dtype, s)
         self.alloc_extents[id(s.buffer_var)] = (s.dtype, s.extents)
         self.stmt(s.body)
+        self.emit_free(name, s)
         self.pop_scope()
 
     def stmt_DeclBuffer(self, s: DeclBuffer):
@@ -345,16 +346,35 @@ class StmtWriter:
             isinstance(x, For) and x.kind == ForKind.PARALLEL))
         return self.flavour.prange and any(found)
 
-    def alloc(self, buf: Buffer, stmt: Stmt):
-        """``T.alloc_buffer`` -> ``np.empty`` where the block allocates it."""
+    def alloc(self, buf: Buffer, stmt: Stmt) -> str:
+        """``T.alloc_buffer`` -> ``np.empty`` where the block allocates it; its name."""
         self.check_buffer_supported(buf)
         self.note_data(buf)
         shape = ", ".join(self.expr_text(e) for e in buf.shape)
         if len(buf.shape) == 1:
             shape += ","
         name = self.bind(buf, buf.name, f"buffer:{buf.dtype}:{buf.ndim}", scoped=False)
-        dtype = np_dtype_text(buf.dtype, self.flavour.dtype_types)
-        self.emit(f"{name} = np.empty(({shape}), dtype={dtype})", stmt)
+        self.emit_allocation(name, shape, buf.dtype, stmt)
+        return name
+
+    @functools.cached_property
+    def allocates_workspaces(self) -> bool:
+        """Whether allocations are printed as workspaces (``Flavour.workspaces``)."""
+        return self.flavour.workspaces and not self.has_parallel_loops
+
+    def emit_allocation(self, name: str, shape: str, dtype: str, stmt: Stmt) -> None:
+        """``name = np.empty((shape), dtype=...)``, or ``workspace_alloc((shape), ...)``."""
+        dtype = np_dtype_text(dtype, self.flavour.dtype_types)
+        if self.allocates_workspaces:
+            self.uses_workspaces = True
+            self.emit(f"{name} = workspace_alloc(({shape}), {dtype})", stmt)
+        else:
+            self.emit(f"{name} = np.empty(({shape}), dtype={dtype})", stmt)
+
+    def emit_free(self, name: str, stmt: Stmt) -> None:
+        """``workspace_free(name)`` where a workspace's scope ends (nothing for ``np.empty``)."""
+        if self.allocates_workspaces:
+            self.emit(f"workspace_free({name})", stmt)
 
 
 def _same_constants(a, b) -> bool:

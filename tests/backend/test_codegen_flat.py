@@ -46,7 +46,7 @@ def test_constant_shape_parameters_are_read_through_flat_views():
     assert "    A_1 = flat_view(A)\n" in src and "    B_1 = flat_view(B)\n" in src
     assert "reshape" not in src
     # T2 is allocated flat; C is only written by lanes: in its own shape
-    assert 'T2 = np.empty((32,), dtype=np.float32)' in src
+    assert 'T2 = workspace_alloc((32,), np.float32)' in src
     assert "cse_var_1 = i * 8 + j\n" in src  # the index, named once (CommonSubexprElimTIR)
     assert "T2[cse_var_1] = A_1[cse_var_1] + B_1[cse_var_1]" in src
     # a vector store: LLVM vectors of the flat views (codegen_vector_llvm)

@@ -193,7 +193,7 @@ def test_a_vectorized_local_buffer_stays_an_array_written_in_chunks():
                             B[vi, vj] = t[vj] + T.float32(1)
     '''))
     f = numba_cpu.build(func, cache=False)
-    assert 't = np.empty((32,), dtype=np.float32)' in f.source
+    assert 't = workspace_alloc((32,), np.float32)' in f.source
     assert "for t_chunk in range(2):" in lanes_source(func) and "t_31" not in lanes_source(func)
     a = np.random.default_rng(0).uniform(-1, 1, (4, 32)).astype("float32")
     b = np.zeros_like(a)

@@ -34,10 +34,11 @@ def _refresh_later() -> None:
 
 
 @contextlib.contextmanager
-def registries_deferred(target_context):
+def registries_deferred(target_context, runtime: bool = True):
     """While it is entered, ``target_context.refresh()`` and its typing context's do
-    nothing; Numba's runtime is initialized first.  Held under Numba's global compiler
-    lock, so no compile in another thread sees the registries skipped.
+    nothing; Numba's runtime is initialized first where the code loaded uses it
+    (``runtime``).  Held under Numba's global compiler lock, so no compile in another
+    thread sees the registries skipped.
 
     Example::
 
@@ -46,7 +47,8 @@ def registries_deferred(target_context):
     """
     contexts = (target_context, target_context.typing_context)
     with global_compiler_lock:
-        rtsys.initialize(target_context)  # idempotent: what the refresh would have started
+        if runtime:
+            rtsys.initialize(target_context)  # idempotent: what the refresh would have started
         saved = [vars(ctx).get("refresh") for ctx in contexts]
         for ctx in contexts:
             ctx.refresh = _refresh_later
@@ -73,8 +75,12 @@ def load_without_registries(dispatcher) -> None:
     if load is None or getattr(load, "_mlckit_deferred", False):
         return
 
+    # a function compiled with ``_nrt=False`` (a kernel of workspaces, an entry) has no
+    # call into the runtime: loading it initializes nothing
+    runtime = dispatcher.targetoptions.get("_nrt", True)
+
     def load_overload(sig, target_context):
-        with registries_deferred(target_context):
+        with registries_deferred(target_context, runtime):
             return load(sig, target_context)
 
     load_overload._mlckit_deferred = True

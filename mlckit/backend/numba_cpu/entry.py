@@ -171,7 +171,7 @@ def _source(arity: int, cache: bool) -> str:
             f'argument{"s" if arity != 1 else ""} (generated; entry.py {digest})."""\n\n'
             "from numba import njit\n"
             "from mlckit.backend.numba_cpu.entry import call_compiled\n\n\n"
-            f"@njit(cache={cache})\n"
+            f"@njit(cache={cache}, _nrt=False)\n"
             f"def enter(kernel, {params}):\n"
             f"    call_compiled(kernel, ({params}{',' if arity == 1 else ''}))\n")
 

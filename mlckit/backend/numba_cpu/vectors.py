@@ -43,7 +43,6 @@ from numba.core.datamodel import models, register_default
 from numba.core.imputils import lower_builtin
 from numba.core.typing.templates import AbstractTemplate, infer_global, signature
 from numba.extending import intrinsic
-from numba.np.arrayobj import make_array
 
 __all__ = ["RampIndex", "Vec", "broadcast", "ramp", "ramps"]
 
@@ -187,6 +186,8 @@ def _element_pointer(builder, aryty, array, base, offset: int):
 
 @lower_builtin(operator.getitem, types.Array, RampIndex)
 def _load(context, builder, sig, args):
+    from numba.np.arrayobj import make_array  # only when compiling (views.py says why)
+
     aryty, index = sig.args
     array, base = make_array(aryty)(context, builder, args[0]), args[1]
     element = context.get_data_type(aryty.dtype)
@@ -219,6 +220,8 @@ def _load(context, builder, sig, args):
 
 @lower_builtin(operator.setitem, types.Array, RampIndex, Vec)
 def _store(context, builder, sig, args):
+    from numba.np.arrayobj import make_array  # only when compiling (views.py says why)
+
     aryty, index, _ = sig.args
     array, base, value = make_array(aryty)(context, builder, args[0]), args[1], args[2]
     element = context.get_data_type(aryty.dtype)

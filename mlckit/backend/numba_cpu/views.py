@@ -35,7 +35,10 @@ from numba.core import cgutils, ir_utils, types
 from numba.core.datamodel import models, register_default
 from numba.core.imputils import impl_ret_borrowed, lower_builtin
 from numba.extending import intrinsic
-from numba.np.arrayobj import load_item, make_array, populate_array, store_item
+
+# ``numba.np.arrayobj`` (array structs, element loads and stores) is imported where a kernel
+# is compiled, not here: a kernel loaded from Numba's disk cache imports this module, and
+# that ~25 ms import is only needed to compile (numba_cpu.workspace)
 
 __all__ = ["FlatRow", "flat_view"]
 
@@ -75,6 +78,8 @@ def flat_view(typingctx, ary):
     row = FlatRow(ary.dtype, readonly=not ary.mutable)
 
     def codegen(context, builder, signature, args):
+        from numba.np.arrayobj import make_array, populate_array  # only to compile (see above)
+
         src = make_array(ary)(context, builder, args[0])
         view = make_array(row)(context, builder)
         populate_array(view, data=src.data,
@@ -88,6 +93,8 @@ def flat_view(typingctx, ary):
 
 @lower_builtin(operator.getitem, FlatRow, types.Integer)
 def _load(context, builder, sig, args):
+    from numba.np.arrayobj import load_item, make_array  # only to compile (see above)
+
     row_type, index_type = sig.args
     row = make_array(row_type)(context, builder, args[0])
     index = context.cast(builder, args[1], index_type, types.intp)
@@ -98,6 +105,8 @@ def _load(context, builder, sig, args):
 
 @lower_builtin(operator.setitem, FlatRow, types.Integer, types.Any)
 def _store(context, builder, sig, args):
+    from numba.np.arrayobj import make_array, store_item  # only to compile (see above)
+
     row_type, index_type, value_type = sig.args
     row = make_array(row_type)(context, builder, args[0])
     index = context.cast(builder, args[1], index_type, types.intp)

@@ -17,12 +17,14 @@ from mlckit.script import tir as T
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(__file__))))
 
 # builds the kernels named on the command line, checks them against NumPy, and prints per
-# kernel how many versions came from Numba's disk cache and whether Numba's registries were
-# refreshed (its target or typing context's refresh called) while it was built and called
+# kernel how many versions came from Numba's disk cache, whether Numba's registries were
+# refreshed (its target or typing context's refresh called) while it was built and called,
+# and, after it, whether Numba's runtime is initialized and numba.np.arrayobj imported
 SCRIPT = textwrap.dedent('''
     import sys
     import numpy as np
     from numba.core.registry import cpu_target
+    from numba.core.runtime import rtsys
     from mlckit.backend import numba_cpu
     from tests.backend import kernels as K
 
@@ -52,7 +54,9 @@ SCRIPT = textwrap.dedent('''
             c = np.zeros((m, n), "float32")
             f(a, b, c)
             np.testing.assert_allclose(c, np.maximum(a @ b, 0), rtol=1e-5, atol=1e-5)
-        print(name, sum(f.dispatcher.stats.cache_hits.values()), bool(refreshed))
+        print(name, sum(f.dispatcher.stats.cache_hits.values()), bool(refreshed),
+              "runtime" if rtsys._init else "-",
+              "arrayobj" if "numba.np.arrayobj" in sys.modules else "-")
 ''')
 
 
@@ -66,11 +70,14 @@ def run(cache, *names) -> list[str]:
 def test_a_second_process_loads_kernels_without_refreshing_the_registries(tmp_path):
     # the first process compiles both (a compile refreshes the registries)
     assert run(tmp_path, "mm_relu_small", "mm_relu_tiled") == [
-        "mm_relu_small 0 True", "mm_relu_tiled 0 True"]
+        "mm_relu_small 0 True runtime arrayobj", "mm_relu_tiled 0 True runtime arrayobj"]
     # the second loads them, a parallel kernel too, and types nothing; the kernel it then
-    # compiles has the registries refreshed by Numba's compile, and computes NumPy's numbers
+    # compiles has the registries refreshed by Numba's compile, and computes NumPy's numbers.
+    # mm_relu_small allocates a workspace (numba_cpu.workspace): loading it starts no runtime
+    # and imports no numba.np.arrayobj; the parallel kernel's np.empty needs both
     assert run(tmp_path, "mm_relu_small", "mm_relu_tiled", "relu") == [
-        "mm_relu_small 1 False", "mm_relu_tiled 1 False", "relu 0 True"]
+        "mm_relu_small 1 False - -", "mm_relu_tiled 1 False runtime arrayobj",
+        "relu 0 True runtime arrayobj"]
 
 
 # a kernel of this file's own, built with cache=False: a shared one could come from

@@ -106,7 +106,7 @@ def test_an_entry_is_one_dispatcher_per_arity_and_its_module_is_in_the_cache(fre
     [module] = (tmp_path / "numba").glob("entry_3_*/entry.py")
     assert "def enter(kernel, a0, a1, a2):\n    call_compiled(kernel, (a0, a1, a2))" in \
         module.read_text()
-    assert "@njit(cache=True)" in module.read_text()
+    assert "@njit(cache=True, _nrt=False)" in module.read_text()
 
 
 def test_an_entry_is_compiled_in_memory_where_the_cache_cannot_be_written(fresh_entries,

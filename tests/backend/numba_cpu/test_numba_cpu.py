@@ -33,7 +33,8 @@ def test_source_is_kept_and_uses_prange_unroll_and_hoisting():
         assert f"Y[{at}] = Y[{at}] + A[i, k] * {b}" in tiled.source
     local = numba_cpu.build(K.row_sum_local)
     first_loop = local.source.index("for i in range(6):")
-    assert local.source.index('acc = np.empty((1,), dtype=np.float32)') < first_loop
+    assert local.source.index('acc = workspace_alloc((1,), np.float32)') < first_loop
+    assert local.source.index('workspace_free(acc)') > first_loop  # where its scope ends
 
 
 def test_allocation_is_not_hoisted_out_of_a_parallel_loop():

@@ -35,8 +35,8 @@ def test_unrolled_local_tile_becomes_scalar_variables():
     assert "cse_var_2 = k + 112\n" in src and "cse_var_10 = cse_var_9 + 16\n" in src
     assert "C_local_1_7 = C_local_1_7 + A_1[cse_var_10] * B_global[cse_var_2]" in src
     assert "cse_var_1 = i_0 * 32 + j_0 * 8\n" in src and "C_1[cse_var_1] = C_local_0_0" in src
-    assert "C_local = np.empty" not in src and "C_local[" not in src
-    assert 'B_global = np.empty((128,), dtype=np.float32)' in src  # compacted, then flat
+    assert "C_local = workspace_alloc" not in src and "C_local[" not in src
+    assert 'B_global = workspace_alloc((128,), np.float32)' in src  # compacted, then flat
     _check(func)
 
 
@@ -48,7 +48,7 @@ def test_float_constant_stored_to_a_scalar_is_typed():
 def test_tile_with_a_serial_loop_stays_an_array():
     # blocked() without packing: the tile's loops are serial, so its indices are not constants
     src = numba_cpu.build(blocked(), cache=False).source
-    assert 'C_local = np.empty((16,), dtype=np.float32)' in src  # 2 x 8, flat
+    assert 'C_local = workspace_alloc((16,), np.float32)' in src  # 2 x 8, flat
     # A held over j_1
     assert "cse_var_1 = i_1 * 8 + j_1\n" in src  # the tile's index, named once
     assert "C_local[cse_var_1] = C_local[cse_var_1] + A_ik * B_1[k * 16 + j_0 * 8 + j_1]" in src
@@ -107,7 +107,7 @@ def test_a_one_element_local_buffer_is_printed_as_a_scalar():
     )
     assert body in src
     assert '# m: a one-element "local" buffer, held in a scalar' in src
-    assert "np.empty" not in src
+    assert "np.empty" not in src and "workspace_alloc" not in src
     a = np.random.default_rng(4).uniform(-1, 1, (4, 8)).astype("float32")
     for build in (lnumpy.build, lambda f: numba_cpu.build(f, cache=False)):
         b = np.zeros(4, "float32")
