@@ -105,6 +105,8 @@ def test_generated_code_calls_the_extern_with_addresses():
     assert "# sum16: a C function imported with pragma_import_llvm" in src
     # LowerMatchBuffer bound the views' elem_offset to their regions' starts (vi * 16, vi)
     assert "sum16(address(S, i), address(A, i * 16))" in src
+    # a kernel calling an extern keeps Numba's runtime (numba_cpu.needs_runtime)
+    assert "_nrt=False" not in src
 
 
 def test_a_matched_buffer_accessed_elementwise_is_a_view_of_its_region():
