@@ -95,13 +95,27 @@ def workspace_alloc(typingctx, shape, dtype):
         dims = [context.cast(builder, v, t, types.intp) for v, t in zip(values, element_types)]
         itemsize = context.get_constant(types.intp, context.get_abi_sizeof(
             context.get_data_type(element)))
-        strides, stride = [], itemsize
+        # as np.empty: a negative extent is an error, and so is a size past what fits
+        zero = ir.Constant(intp, 0)
+        negative = cgutils.false_bit
+        for n in dims:
+            negative = builder.or_(negative, builder.icmp_signed("<", n, zero))
+        with builder.if_then(negative, likely=False):
+            context.call_conv.return_user_exc(builder, ValueError,
+                                              ("workspace_alloc: negative dimension",))
+        strides, stride, overflow = [], itemsize, cgutils.false_bit
         for n in reversed(dims):
             strides.insert(0, stride)
-            stride = builder.mul(stride, n)
-        nbytes = stride
-        total = builder.add(nbytes, ir.Constant(intp, ALIGNMENT + _HEADER - 1))
-        raw = builder.call(_raw_function(builder, "PyMem_RawMalloc", _I8P, intp), [total])
+            product = builder.smul_with_overflow(stride, n)
+            stride = builder.extract_value(product, 0)
+            overflow = builder.or_(overflow, builder.extract_value(product, 1))
+        total = builder.sadd_with_overflow(stride, ir.Constant(intp, ALIGNMENT + _HEADER - 1))
+        overflow = builder.or_(overflow, builder.extract_value(total, 1))
+        with builder.if_then(overflow, likely=False):
+            context.call_conv.return_user_exc(builder, MemoryError,
+                                              ("workspace_alloc: the array is too big",))
+        raw = builder.call(_raw_function(builder, "PyMem_RawMalloc", _I8P, intp),
+                           [builder.extract_value(total, 0)])
         with builder.if_then(cgutils.is_null(builder, raw), likely=False):
             context.call_conv.return_user_exc(builder, MemoryError,
                                               ("workspace_alloc: out of memory",))

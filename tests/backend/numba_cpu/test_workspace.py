@@ -50,6 +50,22 @@ def test_a_workspace_of_booleans_and_of_a_size_known_only_when_called():
     assert _flags(10) == 4 and _flags(1) == 1
 
 
+@njit(_nrt=False)
+def _make(n, m):
+    w = workspace_alloc((n, m), np.float32)
+    workspace_free(w)
+
+
+def test_a_negative_extent_or_a_size_past_the_address_space_is_refused_as_by_np_empty():
+    _make(0, 5)  # an empty workspace is fine
+    with pytest.raises(ValueError, match="workspace_alloc: negative dimension"):
+        _make(-1, 5)
+    with pytest.raises(MemoryError, match="workspace_alloc: the array is too big"):
+        _make(2**40, 2**30)  # 2**72 bytes: the size overflows
+    with pytest.raises(MemoryError, match="workspace_alloc: out of memory"):
+        _make(2**40, 2**20)  # 4 PiB: no such memory
+
+
 def test_workspace_alloc_rejects_what_is_not_a_shape_and_a_dtype():
     @njit(_nrt=False)
     def bad(n):
