@@ -270,7 +270,7 @@ def needs_runtime(body: GeneratedSource) -> bool:
     """Whether the kernel ``body`` is compiled with Numba's runtime (NRT): where it has
     parallel loops (Numba's ``prange`` machinery and its ``np.empty``), calls extern
     functions or Python (``T.call_packed``).  Any other kernel allocates only workspaces
-    (``numba_cpu.workspace``) and runs without it: ~15 % less to compile, nothing to
+    (``numba_cpu.workspace``) and runs without it: ~9 % less to compile, nothing to
     initialize when loaded from the disk cache.
 
     Example::

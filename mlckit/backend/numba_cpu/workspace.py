@@ -14,7 +14,7 @@ scope ends; a generated kernel does the same::
 array, incremented and decremented at each use, and NumPy's ``empty`` compiled once per
 process (40-150 ms).  A kernel whose only allocations are workspaces compiles with the
 runtime off (``@njit(_nrt=False)``): no reference counting to emit and optimize (a
-distinct ``mm_relu`` schedule compiles ~15 % faster), and loading it from Numba's disk
+distinct ``mm_relu`` schedule compiles ~9 % faster), and loading it from Numba's disk
 cache neither initializes the runtime nor imports ``numba.np.arrayobj`` (``cache_load``).
 
 A workspace is an ordinary C-contiguous array to the code that uses it, its memory aligned
