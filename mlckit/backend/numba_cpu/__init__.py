@@ -225,9 +225,8 @@ def _module_source(body: GeneratedSource, fastmath: bool, cache: bool,
     runtime = needs_runtime(body)
     if not runtime:
         flags.append("_nrt=False")
-    helper_flags = ", ".join([*(["cache=True"] if cache else []),
-                              *([] if runtime else ["_nrt=False"])])
-    body_text = str(body).replace("@njit(cache=True)", f"@njit({helper_flags})")
+    helper_flags = [flag for flag, on in (("cache=True", cache), ("_nrt=False", not runtime)) if on]
+    body_text = str(body).replace("@njit(cache=True)", f"@njit({', '.join(helper_flags)})")
     header = [
         f'"""PrimFunc {body.func_name!r} compiled by mlckit.backend.numba_cpu (generated)."""',
         "",
@@ -278,6 +277,7 @@ def needs_runtime(body: GeneratedSource) -> bool:
         needs_runtime(generate(lower(mm_relu), NUMBA))    # False
     """
     return body.uses_prange or body.uses_packed or bool(body.externs)
+
 
 NOALIAS = ("tir.noalias: the arrays never overlap; compiled with Numba's noalias flag, "
            "as TVM's codegen marks the buffers' pointers")

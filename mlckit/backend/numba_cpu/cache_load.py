@@ -10,8 +10,9 @@ which the refresh would also have initialized, and every kernel needs the C help
 target context installs when it is created.  So a kernel or an entry loaded from the cache
 initializes the runtime where it was compiled with it (most kernels and every entry are
 not: ``numba_cpu.workspace``) and leaves the registries to the next compile, which
-refreshes them itself (Numba's ``CompilerBase`` does, before every compile).  A fresh process building the course's ``mm_relu`` from a warm cache, on
-a 2-core host: 0.78 -> 0.52 s, where ``import numba`` alone takes 0.36 s.
+refreshes them itself (Numba's ``CompilerBase`` does, before every compile).  A fresh
+process building the course's ``mm_relu`` from a warm cache, on a 2-core host: 0.78 ->
+0.52 s, where ``import numba`` alone takes 0.36 s.
 
 Example::
 

@@ -44,6 +44,8 @@ from numba.core.imputils import lower_builtin
 from numba.core.typing.templates import AbstractTemplate, infer_global, signature
 from numba.extending import intrinsic
 
+from .views import _arrayobj
+
 __all__ = ["RampIndex", "Vec", "broadcast", "ramp", "ramps"]
 
 _I32 = ir.IntType(32)
@@ -186,10 +188,8 @@ def _element_pointer(builder, aryty, array, base, offset: int):
 
 @lower_builtin(operator.getitem, types.Array, RampIndex)
 def _load(context, builder, sig, args):
-    from numba.np.arrayobj import make_array  # only when compiling (views.py says why)
-
     aryty, index = sig.args
-    array, base = make_array(aryty)(context, builder, args[0]), args[1]
+    array, base = _arrayobj().make_array(aryty)(context, builder, args[0]), args[1]
     element = context.get_data_type(aryty.dtype)
     align = context.get_abi_sizeof(element)
     rows = []
@@ -220,10 +220,8 @@ def _load(context, builder, sig, args):
 
 @lower_builtin(operator.setitem, types.Array, RampIndex, Vec)
 def _store(context, builder, sig, args):
-    from numba.np.arrayobj import make_array  # only when compiling (views.py says why)
-
     aryty, index, _ = sig.args
-    array, base, value = make_array(aryty)(context, builder, args[0]), args[1], args[2]
+    array, base, value = _arrayobj().make_array(aryty)(context, builder, args[0]), args[1], args[2]
     element = context.get_data_type(aryty.dtype)
     align = context.get_abi_sizeof(element)
     for r in range(index.rows):

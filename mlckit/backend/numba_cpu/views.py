@@ -36,11 +36,17 @@ from numba.core.datamodel import models, register_default
 from numba.core.imputils import impl_ret_borrowed, lower_builtin
 from numba.extending import intrinsic
 
-# ``numba.np.arrayobj`` (array structs, element loads and stores) is imported where a kernel
-# is compiled, not here: a kernel loaded from Numba's disk cache imports this module, and
-# that ~25 ms import is only needed to compile (numba_cpu.workspace)
-
 __all__ = ["FlatRow", "flat_view"]
+
+
+def _arrayobj():
+    """Numba's array lowering helpers (``numba.np.arrayobj``: array structs, element loads
+    and stores), imported when a kernel is compiled: a process that only loads kernels from
+    the cache imports this module but never needs them (~25 ms of a fresh process's build
+    of ``mm_relu``; ``numba_cpu.workspace``)."""
+    from numba.np import arrayobj
+
+    return arrayobj
 
 
 class FlatRow(types.Array):
@@ -78,14 +84,13 @@ def flat_view(typingctx, ary):
     row = FlatRow(ary.dtype, readonly=not ary.mutable)
 
     def codegen(context, builder, signature, args):
-        from numba.np.arrayobj import make_array, populate_array  # only to compile (see above)
-
-        src = make_array(ary)(context, builder, args[0])
-        view = make_array(row)(context, builder)
-        populate_array(view, data=src.data,
-                       shape=cgutils.pack_array(builder, [src.nitems]),
-                       strides=cgutils.pack_array(builder, [src.itemsize]),
-                       itemsize=src.itemsize, meminfo=src.meminfo, parent=src.parent)
+        arrayobj = _arrayobj()
+        src = arrayobj.make_array(ary)(context, builder, args[0])
+        view = arrayobj.make_array(row)(context, builder)
+        arrayobj.populate_array(view, data=src.data,
+                                shape=cgutils.pack_array(builder, [src.nitems]),
+                                strides=cgutils.pack_array(builder, [src.itemsize]),
+                                itemsize=src.itemsize, meminfo=src.meminfo, parent=src.parent)
         return impl_ret_borrowed(context, builder, row, view._getvalue())
 
     return row(ary), codegen
@@ -93,25 +98,24 @@ def flat_view(typingctx, ary):
 
 @lower_builtin(operator.getitem, FlatRow, types.Integer)
 def _load(context, builder, sig, args):
-    from numba.np.arrayobj import load_item, make_array  # only to compile (see above)
-
     row_type, index_type = sig.args
-    row = make_array(row_type)(context, builder, args[0])
+    arrayobj = _arrayobj()
+    row = arrayobj.make_array(row_type)(context, builder, args[0])
     index = context.cast(builder, args[1], index_type, types.intp)
-    value = load_item(context, builder, row_type,
-                      builder.gep(row.data, [index], inbounds=True))
+    value = arrayobj.load_item(context, builder, row_type,
+                               builder.gep(row.data, [index], inbounds=True))
     return impl_ret_borrowed(context, builder, sig.return_type, value)
 
 
 @lower_builtin(operator.setitem, FlatRow, types.Integer, types.Any)
 def _store(context, builder, sig, args):
-    from numba.np.arrayobj import make_array, store_item  # only to compile (see above)
-
     row_type, index_type, value_type = sig.args
-    row = make_array(row_type)(context, builder, args[0])
+    arrayobj = _arrayobj()
+    row = arrayobj.make_array(row_type)(context, builder, args[0])
     index = context.cast(builder, args[1], index_type, types.intp)
     value = context.cast(builder, args[2], value_type, row_type.dtype)
-    store_item(context, builder, row_type, value, builder.gep(row.data, [index], inbounds=True))
+    arrayobj.store_item(context, builder, row_type, value,
+                        builder.gep(row.data, [index], inbounds=True))
     return context.get_dummy_value()
 
 

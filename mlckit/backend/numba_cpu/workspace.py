@@ -47,6 +47,8 @@ from llvmlite import ir
 from numba.core import cgutils, types
 from numba.extending import intrinsic
 
+from .views import _arrayobj
+
 __all__ = ["ALIGNMENT", "workspace_alloc", "workspace_free"]
 
 #: bytes: a workspace's first element is on a multiple of this (TVM's kAllocAlignment)
@@ -72,27 +74,19 @@ def workspace_alloc(typingctx, shape, dtype):
 
         Y = workspace_alloc((128, 128), np.float32)     # in an @njit function
     """
-    if isinstance(shape, types.Integer):
-        shape = types.UniTuple(shape, 1)
-    if not isinstance(shape, types.BaseTuple) or not all(
-            isinstance(n, types.Integer) for n in shape.types) or len(shape.types) == 0:
+    if not isinstance(shape, types.BaseTuple) or len(shape.types) == 0 or not all(
+            isinstance(n, types.Integer) for n in shape.types):
         return None  # Numba reports the call as untyped
-    if isinstance(dtype, (types.NumberClass, types.DType)):
-        element = dtype.dtype
-    else:
+    if not isinstance(dtype, (types.NumberClass, types.DType)):
         return None
+    element = dtype.dtype
     array_type = types.Array(element, len(shape.types), "C")
 
     def codegen(context, builder, signature, args):
-        from numba.np.arrayobj import make_array, populate_array  # only when compiling
-
-        shape_type = signature.args[0]
-        values = (cgutils.unpack_tuple(builder, args[0])
-                  if isinstance(shape_type, types.BaseTuple) else [args[0]])
-        element_types = (shape_type.types if isinstance(shape_type, types.BaseTuple)
-                         else [shape_type])
+        arrayobj = _arrayobj()
         intp = context.get_value_type(types.intp)
-        dims = [context.cast(builder, v, t, types.intp) for v, t in zip(values, element_types)]
+        dims = [context.cast(builder, v, t, types.intp)
+                for v, t in zip(cgutils.unpack_tuple(builder, args[0]), shape.types)]
         itemsize = context.get_constant(types.intp, context.get_abi_sizeof(
             context.get_data_type(element)))
         # as np.empty: a negative extent is an error, and so is a size past what fits
@@ -125,9 +119,9 @@ def workspace_alloc(typingctx, shape, dtype):
         header = builder.inttoptr(builder.sub(aligned, ir.Constant(intp, _HEADER)),
                                   _I8P.as_pointer())
         builder.store(raw, header)
-        array = make_array(array_type)(context, builder)
+        array = arrayobj.make_array(array_type)(context, builder)
         data = builder.inttoptr(aligned, context.get_data_type(element).as_pointer())
-        populate_array(array, data=data, shape=cgutils.pack_array(builder, dims),
+        arrayobj.populate_array(array, data=data, shape=cgutils.pack_array(builder, dims),
                        strides=cgutils.pack_array(builder, strides), itemsize=itemsize,
                        meminfo=None)
         return array._getvalue()
@@ -147,9 +141,7 @@ def workspace_free(typingctx, array):
         return None
 
     def codegen(context, builder, signature, args):
-        from numba.np.arrayobj import make_array  # only when compiling
-
-        data = make_array(array)(context, builder, args[0]).data
+        data = _arrayobj().make_array(array)(context, builder, args[0]).data
         intp = context.get_value_type(types.intp)
         header = builder.sub(builder.ptrtoint(data, intp), ir.Constant(intp, _HEADER))
         raw = builder.load(builder.inttoptr(header, _I8P.as_pointer()))
