@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from mlckit.arith.analyzer import substitute, uses_var
+from mlckit.arith.analyzer import Analyzer, substitute, uses_var
 from mlckit.tir import expr as E
 from mlckit.tir import stmt as S
 from mlckit.tir.buffer import BufferRegion
@@ -184,6 +184,7 @@ class _RFactorPlan:
     rhs: E.PrimExpr        # the value reduced into it
     update: S.BufferStore
     axis: int              # factor_axis, normalised to [0, ndim]
+    wb_predicate: E.PrimExpr  # the write-back block's (_writeback_predicate)
 
 
 def _check_rfactor(sch, loop, factor_axis) -> _RFactorPlan:
@@ -218,8 +219,53 @@ def _check_rfactor(sch, loop, factor_axis) -> _RFactorPlan:
             f"{ndim} dimension(s), so factor_axis must be in [{-(ndim + 1)}, {ndim}]")
     if axis < 0:
         axis += ndim + 1
+    wb_predicate = _writeback_predicate(prim, realize, loops, rf_loop, red_vars)
     return _RFactorPlan(block_sref, realize, loops, rf_loop, red_vars, combiner, identity, lhs,
-                        rhs, update, axis)
+                        rhs, update, axis, wb_predicate)
+
+
+def _conjuncts(cond) -> list:
+    if isinstance(cond, E.And):
+        return _conjuncts(cond.a) + _conjuncts(cond.b)
+    return [] if isinstance(cond, E.IntImm) and cond.value else [cond]
+
+
+def _writeback_predicate(prim, realize, loops, rf_loop, red_vars) -> E.PrimExpr:
+    """The predicate of the write-back block: the conjuncts of the block's predicate over
+    the loops kept around it (its spatial loops and ``rf_loop``).  They bound what it writes
+    (``T.where(n_0 * 2 + n_1 < 3)`` of an uneven split) and which partial results exist.
+
+    A conjunct that also uses a loop only the reduction uses (``k_0 * 4 + k_1 < 10``) is
+    dropped, as TVM drops it, when it holds at that loop's first iteration: every partial
+    result is then initialized and holds the sum of what the block computed for it.  Where
+    it may not hold there (``k_0 * 4 + k_1 < 2``, ``k`` of extent 2 split by 4, rfactor of
+    ``k_1``), some partial results would never be computed and the write-back would add up
+    uninitialized memory: refused.  (TVM 0.27 keeps no predicate on the write-back block at
+    all, and writes out of bounds or sums garbage in both cases.)"""
+    removed = {id(lp.loop_var): lp for lp in loops
+               if lp is not rf_loop and id(lp.loop_var) in red_vars}
+    ana = Analyzer()
+    for lp in loops:
+        if id(lp.loop_var) not in removed:
+            ana.bind(lp.loop_var, Range(lp.min, lp.extent))
+    kept = []
+    for cond in _conjuncts(realize.predicate):
+        if not uses_var(cond, lambda v: id(v) in removed):
+            kept.append(cond)
+            continue
+        at_first = substitute(cond, {lp.loop_var: lp.min for lp in removed.values()})
+        if not ana.can_prove(at_first):
+            block = realize.block
+            raise ScheduleError(
+                prim, f"block `{block.name_hint}`'s predicate `{cond}` does not hold at the "
+                "first iteration of the reduction loops the write-back drops, so some partial "
+                f"results of loop {describe_loop(rf_loop)} would never be computed and their sum "
+                "would read uninitialized memory (rfactor a loop whose every iteration does "
+                "work, e.g. of a split whose factors divide the extent)", [rf_loop, block])
+    predicate = kept[0] if kept else E.convert(True)
+    for cond in kept[1:]:
+        predicate = E.And(predicate, cond)
+    return predicate
 
 
 def _check_rfactor_loops(prim, block, loops, rf_loop, dp_vars, red_vars) -> None:
@@ -257,10 +303,16 @@ def _check_rfactor_loops(prim, block, loops, rf_loop, dp_vars, red_vars) -> None
                 prim, f"loop {describe_loop(lp)} is bound to no iterator of block "
                 f"`{bname}`, has an extent other than 1 and sits under a reduction loop",
                 [lp])
-    if id(rf_loop.loop_var) not in red_vars:
+    # a loop no iterator uses repeats the whole reduction: of extent 1 it is rfactored as TVM
+    # does (a unit rfactor dimension, e.g. after add_unit_loop); of a larger extent the
+    # partial sums would each hold the whole reduction, and their sum count it that many
+    # times (TVM takes such a loop and computes that)
+    if id(rf_loop.loop_var) not in red_vars and not (
+            isinstance(rf_loop.extent, E.IntImm) and rf_loop.extent.value == 1):
         raise ScheduleError(
             prim, f"loop {lname} drives no reduction iterator of block `{bname}`; "
-            "rfactor needs a reduction loop", [rf_loop, block])
+            "rfactor needs a reduction loop (or a loop of extent 1): over a loop no iterator "
+            "uses, every partial result would hold the whole reduction", [rf_loop, block])
 
 
 def _iter_from_loop(lp, name, kind) -> IterVar:
@@ -365,7 +417,7 @@ def _writeback_block(plan: _RFactorPlan, add_iter, rf_load, rw: Rewrite):
     wb_block = S.Block(wb_ivs, [point(wb_rhs)], [point(wb_lhs)], block.name_hint, wb_body,
                        wb_init, annotations=dict(block.annotations))
     rw.link(block, wb_block)
-    return S.BlockRealize(wb_values, E.convert(True), wb_block)
+    return S.BlockRealize(wb_values, plan.wb_predicate, wb_block)
 
 
 def _writeback_nest(plan: _RFactorPlan, wb_realize, rw: Rewrite):

@@ -238,3 +238,143 @@ def test_the_rfactor_buffer_is_named_with_a_dot_rf_suffix():
     out = np.zeros(4, "float32")
     mlckit.build(sch.mod["main"], target="lnumpy")(a, out)
     np.testing.assert_allclose(out, a.sum(axis=1), rtol=1e-5)
+
+
+# -- a loop no iterator uses (found by tools/difftest_tvm.py) ---------------------------------
+@T.prim_func
+def rowsum_4_8(A: T.Buffer((4, 8), "float32"), B: T.Buffer((4,), "float32")):
+    for i, k in T.grid(4, 8):
+        with T.block("B"):
+            vi, vk = T.axis.remap("SR", [i, k])
+            with T.init():
+                B[vi] = T.float32(0)
+            B[vi] = B[vi] + A[vi, vk]
+
+
+@T.prim_func
+def rowsum_4_8_rfactor_unit_loop(A: T.Buffer((4, 8), "float32"), B: T.Buffer((4,), "float32")):
+    B_rf = T.alloc_buffer((1, 4))
+    for i, k, u in T.grid(4, 8, 1):
+        with T.block("B_rf"):
+            vu, vi, vk = T.axis.remap("SSR", [u, i, k])
+            T.reads(A[vi, vk])
+            T.writes(B_rf[vu, vi])
+            with T.init():
+                B_rf[vu, vi] = T.float32(0.0)
+            B_rf[vu, vi] = B_rf[vu, vi] + A[vi, vk]
+    for i, u in T.grid(4, 1):
+        with T.block("B"):
+            vu, vi = T.axis.remap("RS", [u, i])
+            T.reads(B_rf[vu, vi])
+            T.writes(B[vi])
+            with T.init():
+                B[vi] = T.float32(0.0)
+            B[vi] = B[vi] + B_rf[vu, vi]
+
+
+def test_rfactor_of_a_unit_loop_no_iterator_uses_adds_a_unit_dimension():
+    # as TVM: the loop add_unit_loop puts around the block becomes the rfactor dimension
+    sch = tir.Schedule(rowsum_4_8, debug_mask="all")
+    sch.rfactor(sch.add_unit_loop(sch.get_block("B")), 0)
+    check(sch, rowsum_4_8_rfactor_unit_loop)
+    verify_numeric(rowsum_4_8, sch.mod)
+    verify_trace_roundtrip(sch, rowsum_4_8)
+
+
+@T.prim_func
+def rowsum_4_8_three_times(A: T.Buffer((4, 8), "float32"), B: T.Buffer((4,), "float32")):
+    for u in range(3):  # noqa: B007 (repeats the whole reduction: B is the row sums)
+        for i, k in T.grid(4, 8):
+            with T.block("B"):
+                vi, vk = T.axis.remap("SR", [i, k])
+                with T.init():
+                    B[vi] = T.float32(0)
+                B[vi] = B[vi] + A[vi, vk]
+
+
+def test_rfactor_refuses_a_longer_loop_no_iterator_uses():
+    # every partial result would hold the whole row sum, and B three times it (TVM takes the
+    # loop and computes that)
+    sch = tir.Schedule(rowsum_4_8_three_times)
+    u = sch.get_loops(sch.get_block("B"))[0]
+    expect_error(sch, lambda: sch.rfactor(u, 0), "rfactor",
+                 "loop `u` drives no reduction iterator of block `B`",
+                 "every partial result would hold the whole reduction")
+    verify_numeric(rowsum_4_8, sch.mod)
+
+
+# -- predicates: what the write-back block keeps (found by tools/difftest_tvm.py) -----------
+@T.prim_func
+def rowsum_3_10(A: T.Buffer((3, 10), "float32"), B: T.Buffer((3,), "float32")):
+    for i, k in T.grid(3, 10):
+        with T.block("B"):
+            vi, vk = T.axis.remap("SR", [i, k])
+            with T.init():
+                B[vi] = T.float32(0)
+            B[vi] = B[vi] + A[vi, vk]
+
+
+@T.prim_func
+def rowsum_3_10_uneven_rfactor(A: T.Buffer((3, 10), "float32"), B: T.Buffer((3,), "float32")):
+    B_rf = T.alloc_buffer((4, 3))
+    for i_0, i_1, k_0, k_1 in T.grid(2, 2, 3, 4):
+        with T.block("B_rf"):
+            vk_1 = T.axis.spatial(4, k_1)
+            vi = T.axis.spatial(3, i_0 * 2 + i_1)
+            vk_0 = T.axis.reduce(3, k_0)
+            T.where(i_0 * 2 + i_1 < 3 and k_0 * 4 + k_1 < 10)
+            T.reads(A[vi, vk_0 * 4 + vk_1])
+            T.writes(B_rf[vk_1, vi])
+            with T.init():
+                B_rf[vk_1, vi] = T.float32(0.0)
+            B_rf[vk_1, vi] = B_rf[vk_1, vi] + A[vi, vk_0 * 4 + vk_1]
+    for i_0, i_1, k_1 in T.grid(2, 2, 4):
+        with T.block("B"):
+            vk_1 = T.axis.reduce(4, k_1)
+            vi = T.axis.spatial(3, i_0 * 2 + i_1)
+            T.where(i_0 * 2 + i_1 < 3)
+            T.reads(B_rf[vk_1, vi])
+            T.writes(B[vi])
+            with T.init():
+                B[vi] = T.float32(0.0)
+            B[vi] = B[vi] + B_rf[vk_1, vi]
+
+
+@pytest.mark.parametrize("target", ["lnumpy", "llvm"])
+def test_the_write_back_keeps_the_predicate_of_the_spatial_loops(target):
+    # i (3) split by 2 has a fourth row i_0 * 2 + i_1 == 3: the write-back must not write it
+    # (TVM 0.27 drops the whole predicate there, and writes B[3] out of bounds); the part
+    # over k_0 holds at k_0 == 0, so every partial result is initialized: dropped, as TVM
+    sch = tir.Schedule(rowsum_3_10, debug_mask="all")
+    b = sch.get_block("B")
+    i, k = sch.get_loops(b)
+    sch.split(i, factors=[2, None])
+    _, k1 = sch.split(k, factors=[None, 4])
+    sch.rfactor(k1, 0)
+    check(sch, rowsum_3_10_uneven_rfactor)
+    a = np.random.default_rng(0).uniform(-1, 1, (3, 10)).astype("float32")
+    out = np.zeros(3, "float32")
+    mlckit.build(sch.mod["main"], target=target)(a, out)
+    np.testing.assert_allclose(out, a.sum(axis=1), rtol=1e-5)
+    verify_trace_roundtrip(sch, rowsum_3_10)
+
+
+@T.prim_func
+def rowsum_4_2(A: T.Buffer((4, 2), "float32"), B: T.Buffer((4,), "float32")):
+    for i, k in T.grid(4, 2):
+        with T.block("B"):
+            vi, vk = T.axis.remap("SR", [i, k])
+            with T.init():
+                B[vi] = T.float32(0)
+            B[vi] = B[vi] + A[vi, vk]
+
+
+def test_rfactor_refuses_partial_results_that_would_never_be_computed():
+    # k (2) split by 4: k_1 in {2, 3} never runs, so B_rf[2] and B_rf[3] would keep whatever
+    # the memory held, and B would sum it (TVM 0.27 computes nan here)
+    sch = tir.Schedule(rowsum_4_2)
+    _, k = sch.get_loops(sch.get_block("B"))
+    _, k1 = sch.split(k, factors=[None, 4])
+    expect_error(sch, lambda: sch.rfactor(k1, 0), "rfactor",
+                 "predicate `k_0 * 4 + k_1 < 2` does not hold at the first iteration",
+                 "some partial results of loop `k_1` would never be computed")
