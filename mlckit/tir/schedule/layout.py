@@ -145,6 +145,19 @@ class _NumpyEval:
         return fn(a, b)
 
 
+def _extent(index, bound, dom, ana):
+    """How many places the new layout gives ``index`` (one of the map's results, spanning
+    ``bound``): ``x % c`` takes ``c``, as TVM splits ``x`` by ``c`` and pads it to a multiple
+    of ``c`` (``i % 4`` of an ``i`` in [0, 2) takes 4 places, two of them padding, so the map
+    is refused without a ``pad_value``, as TVM refuses it); any other index its bound."""
+    if isinstance(index, E.FloorMod) and isinstance(index.b, IntImm) and index.b.value > 0:
+        dividend = ana.int_set(index.a, dom)
+        if dividend is not None and ana.can_prove(E.GE(dividend.min_value, IntImm(
+                dividend.min_value.dtype, 0))):
+            return IntImm(index.dtype, index.b.value)
+    return ana.simplify(bound.max_value + 1)
+
+
 def _check_bijective(prim, buffer, index_map, new_shape):
     """Raise when the map sends two elements to one place or leaves holes (padding); only
     checked for constant shapes of at most 2**22 elements."""
@@ -421,7 +434,7 @@ class LayoutMixin:
             if not ana.can_prove(E.EQ(ana.simplify(s.min_value), IntImm(f.dtype, 0))):
                 raise ScheduleError(prim, f"the index {f} of the index map {index_map} starts at "
                                     f"{s.min_value}, not 0, over the shape of buffer `{old.name}`")
-            shape.append(ana.simplify(s.max_value + 1))
+            shape.append(_extent(f, s, dom, ana))
         if not assume_injective_transform:
             _check_bijective(prim, old, index_map, shape)
         new = old.replace(shape=shape, strides=[])

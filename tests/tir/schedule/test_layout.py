@@ -190,3 +190,17 @@ def test_transform_layout_errors():
     before = sch.mod
     sch.transform_layout(b, "B", lambda i, j: (j, i))
     assert not structural_equal(before, sch.mod)
+
+
+def test_transform_layout_gives_a_modulo_its_divisor_as_extent():
+    # as TVM: ``i % 32`` of an ``i`` in [0, 16) takes 32 places (``i`` split by 32, padded to
+    # a multiple of it), so the map pads and is refused without a pad_value, as TVM refuses it
+    sch = tir.Schedule(elementwise)
+    b = sch.get_block("B")
+    expect_error(sch, lambda: sch.transform_layout(b, "B", lambda i, j: (i // 32, j, i % 32)),
+                 "transform_layout", "gives shape (1, 16, 32) (512 elements for 256)",
+                 "would introduce padding")
+    sch.transform_layout(b, "B", lambda i, j: (i // 8, j, i % 8))  # 8 divides 16: no padding
+    [buffer] = sch.mod["main"].body.block.alloc_buffers
+    assert [int(d.value) for d in buffer.shape] == [2, 16, 8]
+    verify_numeric(elementwise, sch.mod)
