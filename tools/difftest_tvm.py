@@ -10,7 +10,8 @@ mm_relu, batch matmul, a padded conv2d, softmax, row and whole-tensor sums, elem
 chains) with random shapes, and for each a random sequence of schedule primitives (split,
 fuse, reorder, compute_at, reverse_compute_at, compute_inline, reverse_compute_inline,
 cache_read, cache_write, decompose_reduction, rfactor, blockize, parallel, vectorize,
-unroll, set_scope, block look-ups including blocks nested in ``T.init()``).  The steps are
+unroll, set_scope, transform_layout with a drawn index map, storage_align, add_unit_loop,
+block look-ups including blocks nested in ``T.init()``).  The steps are
 drawn against mlckit's state as it goes (so most are legal, a few are not) and written as
 JSON: blocks by name, loops as ``(block name, index in get_loops)``.
 
@@ -36,7 +37,8 @@ parser refuses 3; real differences 47: accept/reject differs 10,
 script differs 37, numbers differ 0, mlckit crashes 0`` (each case
 counted once, where its fault lies: see ``classify``) and writes every difference to
 ``<report>.json`` and a grouped ``<report>.md`` for triage.  ``--only ID[,ID]`` re-runs
-chosen cases (same seed) and ``--show`` prints their steps and both scripts.
+chosen cases (same seed), ``--replay REPORT.json`` re-runs a report's cases with their steps
+as recorded (after the drawing changed), and ``--show`` prints their steps and both scripts.
 
 This is a developer tool, not part of CI (it needs TVM).  The same file is the TVM-side
 worker (``--worker FILE``), run by TVM's Python; that part imports no mlckit.
@@ -133,6 +135,15 @@ def apply_step(sch, step, get_block):
         sch.rfactor(_loop(sch, get_block, step), step["factor_axis"])
     elif op == "blockize":
         sch.blockize(_loop(sch, get_block, step), preserve_unit_iters=step["preserve"])
+    elif op == "transform_layout":  # the map travels as a lambda's text
+        sch.transform_layout(get_block(step["block"]), tuple(step["buffer"]),
+                             eval(step["map"]))  # noqa: S307 (drawn by draw_step)
+    elif op == "storage_align":
+        sch.storage_align(get_block(step["block"]), step["index"], step["axis"],
+                          step["factor"], step["offset"])
+    elif op == "add_unit_loop":
+        block = get_block(step["block"])
+        sch.add_unit_loop(block if step["loop"] is None else _loop(sch, get_block, step))
     else:
         raise HarnessError(f"unknown step {op}")
 
@@ -271,7 +282,30 @@ def _init_nested(func):
 
 KINDS = ("split", "split", "fuse", "reorder", "parallel", "vectorize", "unroll", "compute_at",
          "reverse_compute_at", "compute_inline", "reverse_compute_inline", "cache_read",
-         "cache_write", "decompose_reduction", "rfactor", "blockize", "set_scope", "get_block")
+         "cache_write", "decompose_reduction", "rfactor", "blockize", "set_scope", "get_block",
+         "transform_layout", "transform_layout", "storage_align", "add_unit_loop")
+
+
+def draw_index_map(r, shape):
+    """A lambda's text laying out a buffer of ``shape`` anew: a permutation of its axes, an
+    axis split by a factor (the remainder innermost; an extent the factor does not divide
+    makes a map both sides should refuse, as it pads), two neighbouring axes fused, or an
+    axis reversed (which TVM 0.27 fails on with an internal check)."""
+    n = len(shape)
+    axes = [f"v{d}" for d in range(n)]
+    out = list(axes)
+    kind = r.choice(("permute", "pack", "pack", "fuse", "reverse"))
+    d = r.randrange(n)
+    if kind == "permute":
+        r.shuffle(out)
+    elif kind == "pack":
+        f = r.choice((2, 3, 4, 8))
+        out = out[:d] + [f"{axes[d]} // {f}"] + out[d + 1:] + [f"{axes[d]} % {f}"]
+    elif kind == "fuse" and d + 1 < n:
+        out = out[:d] + [f"{axes[d]} * {shape[d + 1]} + {axes[d + 1]}"] + out[d + 2:]
+    elif shape[d] > 1:  # TVM 0.27 gives a reversed axis of extent 1 the extent -1
+        out[d] = f"{shape[d] - 1} - {axes[d]}"
+    return f"lambda {', '.join(axes)}: ({', '.join(out)},)"
 
 
 def draw_step(r, sch):
@@ -348,11 +382,37 @@ def draw_step(r, sch):
     if kind in ("cache_write", "set_scope"):
         return {"op": kind, "block": name, "index": r.randrange(max(1, len(blk.writes))),
                 "scope": r.choice(SCOPES)}
+    if kind == "transform_layout":
+        regions = [("read", i, x) for i, x in enumerate(blk.reads)]
+        regions += [("write", i, x) for i, x in enumerate(blk.writes)]
+        params = {func.buffer_map[p].name for p in func.params}
+        # a parameter laid out anew takes its inputs in the new layout: only the kernel's own
+        # buffers, so that both sides still run on the inputs drawn for the original shapes
+        regions = [x for x in regions if x[2].buffer.shape and x[2].buffer.name not in params]
+        if not regions:
+            return {"op": "get_block", "block": name}
+        side, index, region = r.choice(regions)
+        shape = [int(e.value) for e in region.buffer.shape]
+        return {"op": kind, "block": name, "buffer": [side, index],
+                "map": draw_index_map(r, shape)}
+    if kind == "storage_align":
+        shaped = [i for i, w in enumerate(blk.writes) if w.buffer.shape]
+        if not shaped:
+            return {"op": "get_block", "block": name}
+        index = r.choice(shaped)
+        factor = r.choice((4, 8, 16, 32))
+        return {"op": kind, "block": name, "index": index,
+                "axis": r.randrange(len(blk.writes[index].buffer.shape)), "factor": factor,
+                "offset": r.choice((0, 1, factor - 1))}
+    if kind == "add_unit_loop":
+        return {"op": kind, "block": name,
+                "loop": r.randrange(nloops) if nloops and r.random() < 0.5 else None}
     return {"op": "get_block", "block": name}
 
 
-def run_mlckit_case(cid, family, source, r, nsteps, target):
-    """Draw and apply ``nsteps`` steps with mlckit; build and run the result."""
+def run_mlckit_case(cid, family, source, r, nsteps, target, steps=None):
+    """Draw and apply ``nsteps`` steps with mlckit (or apply ``steps``, as recorded in a
+    report); build and run the result."""
     import mlckit
     from mlckit import tir
     from mlckit.error import TVMError
@@ -362,9 +422,9 @@ def run_mlckit_case(cid, family, source, r, nsteps, target):
     func = from_source(source)
     res["shapes"] = [[int(s.value) for s in func.buffer_map[p].shape] for p in func.params]
     sch = tir.Schedule(func)
-    for _ in range(nsteps):
+    for k in range(nsteps if steps is None else len(steps)):
         try:
-            step = draw_step(r, sch)
+            step = draw_step(r, sch) if steps is None else steps[k]
         except Exception as err:
             res["outcomes"].append(["crash", "while drawing: " + _tb(err)])
             res["steps"].append({"op": "get_block", "block": "root"})
@@ -615,6 +675,8 @@ def main(argv=None):
     ap.add_argument("--report", default="difftest_report", help="writes REPORT.json, .md")
     ap.add_argument("--only", default="", help="comma-separated case ids to run")
     ap.add_argument("--show", action="store_true", help="print steps and scripts of differences")
+    ap.add_argument("--replay", help="re-run the differences recorded in this REPORT.json, "
+                    "their steps as recorded (with --only: those cases)")
     ap.add_argument("--worker", help=argparse.SUPPRESS)
     ap.add_argument("--work-dir", help=argparse.SUPPRESS)
     ap.add_argument("--skip", type=int, default=0, help=argparse.SUPPRESS)
@@ -625,6 +687,11 @@ def main(argv=None):
     sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
     only = {int(x) for x in args.only.split(",") if x}
     ids = sorted(only) if only else list(range(args.cases))
+    recorded = {}
+    if args.replay:
+        with open(args.replay) as f:
+            recorded = {e["id"]: e for e in json.load(f)["differences"]}
+        ids = [cid for cid in sorted(recorded) if not only or cid in only]
     work_dir = tempfile.mkdtemp(prefix="difftest_")
     start = time.time()
     mres, tres = {}, {}
@@ -632,9 +699,15 @@ def main(argv=None):
         batch = []
         for cid in ids[b:b + args.batch]:
             r = random.Random(args.seed * 1_000_003 + cid)
-            family = r.choice(sorted(FAMILIES))
-            source = FAMILIES[family](r)
-            m = run_mlckit_case(cid, family, source, r, r.randint(1, args.steps), args.target)
+            if cid in recorded:
+                e = recorded[cid]
+                m = run_mlckit_case(cid, e["family"], e["source"], r, 0, args.target,
+                                    steps=e["steps"])
+            else:
+                family = r.choice(sorted(FAMILIES))
+                m = run_mlckit_case(cid, family, FAMILIES[family](r), r,
+                                    r.randint(1, args.steps), args.target)
+            source = m["source"]
             mres[cid] = m
             batch.append({"id": cid, "source": source, "steps": m["steps"],
                           "shapes": m["shapes"]})
