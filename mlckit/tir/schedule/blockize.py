@@ -66,10 +66,13 @@ def _linear(expr):
 
 def _dense(terms, extents):
     """The extent of ``sum(coef * var)`` when the terms form a dense mixed-radix number
-    (coefficients 1, e0, e0*e1, …), else None."""
+    (coefficients 1, e0, e0*e1, …), else None.  A loop of extent 1 is always 0: it adds
+    nothing, whatever its coefficient (``i_1 + i_2`` of a split by ``[2, None, 1]``)."""
     total = 1
     for v, c in sorted(terms, key=lambda t: t[1]):
         ext = extents.get(id(v))
+        if ext == 1:
+            continue
         if ext is None or c != total:
             return None
         total *= ext
@@ -121,6 +124,8 @@ def subspace_divide(realize, inner_loops, outer_loops, preserve_unit_iters):
             outer_ext = _dense(outs, extents) if const == 0 else None
             if outer_ext is None:
                 return None
+            if isinstance(dom, IntImm):  # outer loops of a padded split: the domain bounds them
+                outer_ext = min(outer_ext, -(-dom.value // inner_ext))
             out.append((_sum(outs, const // inner_ext, dtype), IntImm(dom.dtype, outer_ext),
                         _sum(ins, 0, dtype), IntImm(dom.dtype, inner_ext)))
             continue

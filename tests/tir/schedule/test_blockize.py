@@ -3,6 +3,7 @@
 import pytest
 
 from mlckit import tir
+from mlckit.script import from_source
 from mlckit.script import tir as T
 
 from .common import check, expect_error, verify_numeric, verify_trace_roundtrip
@@ -293,3 +294,69 @@ def test_the_init_keeps_the_guard_of_the_spatial_loops_it_copies():
     sch.blockize(sch.get_loops(block)[0])
     check(sch, _col_sum_padded_spatial_blockized)
     verify_numeric(_col_sum, sch.mod)
+
+
+# -- unit loops and padded outer loops (found by tools/difftest_tvm.py) ---------------------
+@T.prim_func
+def rowsum_4_8(A: T.Buffer((4, 8), "float32"), B: T.Buffer((4,), "float32")):
+    for i, k in T.grid(4, 8):
+        with T.block("B"):
+            vi, vk = T.axis.remap("SR", [i, k])
+            with T.init():
+                B[vi] = T.float32(0)
+            B[vi] = B[vi] + A[vi, vk]
+
+
+def _rowsum_blockized(outer_loops, vi_o, where):
+    """rowsum_4_8 blockized over ``i_1, i_2`` (a split of ``i`` by ``[2, None, 1]``), as TVM
+    0.27 prints it; ``outer_loops`` and ``vi_o`` are the outer loops and the outer binding."""
+    return f'''
+@T.prim_func
+def main(A: T.Buffer((4, 8), "float32"), B: T.Buffer((4,), "float32")):
+    for {outer_loops}:
+        with T.block("B_o"):
+            vi_o = T.axis.spatial(2, {vi_o})
+            vk_o = T.axis.reduce(1, 0)
+            {where}
+            T.reads(A[vi_o * 2:vi_o * 2 + 2, 0:8])
+            T.writes(B[vi_o * 2:vi_o * 2 + 2])
+            with T.init():
+                for i_1, i_2 in T.grid(2, 1):
+                    with T.block("B_init"):
+                        vi_i_init = T.axis.spatial(2, i_1 + i_2)
+                        T.reads()
+                        T.writes(B[vi_o * 2 + vi_i_init])
+                        B[vi_o * 2 + vi_i_init] = T.float32(0.0)
+            for i_1, i_2, k in T.grid(2, 1, 8):
+                with T.block("B"):
+                    vi_i = T.axis.spatial(2, i_1 + i_2)
+                    vk_i = T.axis.reduce(8, k)
+                    T.reads(B[vi_o * 2 + vi_i], A[vi_o * 2 + vi_i, vk_i])
+                    T.writes(B[vi_o * 2 + vi_i])
+                    B[vi_o * 2 + vi_i] = B[vi_o * 2 + vi_i] + A[vi_o * 2 + vi_i, vk_i]
+'''
+
+
+def test_a_unit_loop_does_not_stop_the_division_of_a_binding():
+    # vi = i_0 * 2 + i_1 + i_2 with i_2 of extent 1: the inner part i_1 + i_2 spans 2
+    sch = tir.Schedule(rowsum_4_8, debug_mask="all")
+    b = sch.get_block("B")
+    sch.split(sch.get_loops(b)[0], factors=[2, None, 1])
+    sch.blockize(sch.get_loops(b)[1])
+    check(sch, from_source(_rowsum_blockized("i_0 in range(2)", "i_0", "")))
+    verify_numeric(rowsum_4_8, sch.mod)
+    verify_trace_roundtrip(sch, rowsum_4_8)
+
+
+def test_the_outer_block_of_a_padded_outer_split_spans_the_domain_left():
+    # i_0 (2) split by 3 covers 3 values; the outer block still spans 4 / 2 = 2, as TVM
+    sch = tir.Schedule(rowsum_4_8, debug_mask="all")
+    b = sch.get_block("B")
+    i_0, _, _ = sch.split(sch.get_loops(b)[0], factors=[2, None, 1])
+    sch.split(i_0, factors=[None, 3])
+    sch.blockize(sch.get_loops(b)[2])
+    expected = _rowsum_blockized("i_0_0, i_0_1 in T.grid(1, 3)", "i_0_0 * 3 + i_0_1",
+                                 "T.where(i_0_0 * 3 + i_0_1 < 2)")
+    check(sch, from_source(expected))
+    verify_numeric(rowsum_4_8, sch.mod)
+    verify_trace_roundtrip(sch, rowsum_4_8)
