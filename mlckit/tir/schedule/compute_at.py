@@ -322,7 +322,8 @@ def _needed_regions(prim, outer, block_sref, loop_sref, scope, deps_in, reverse)
             # loop): the last iteration then sees the final values (TVM accepts it)
             if writes_it:
                 _check_disjoint(prim, outer, rel, loop_sref, scope, threads, bstmt.name_hint,
-                                d.stmt.name_hint, reverse, repeated if reverse else None)
+                                d.stmt.name_hint, reverse, repeated if reverse else None,
+                                shape=reg.buffer.shape)
             key = id(reg.buffer)
             if key in need and reverse:
                 continue

@@ -97,10 +97,10 @@ def _ancestors(sref) -> list:
 
 
 def _check_disjoint(prim, ana, rel, loop_sref, scope, relaxed, bname, dname, reverse,
-                    collect=None):
+                    collect=None, shape=None):
     """Each iteration of the loops down to ``loop_sref`` must touch its own part of a buffer
-    that ``dname`` updates; otherwise moving the block there would redo (compute_at) or
-    consume partial (reverse_compute_at) results."""
+    (of ``shape``) that ``dname`` updates; otherwise moving the block there would redo
+    (compute_at) or consume partial (reverse_compute_at) results."""
     relaxed_ids = {id(lp) for lp in relaxed}
     p = loop_sref
     while p is not None and p is not scope:
@@ -117,6 +117,8 @@ def _check_disjoint(prim, ana, rel, loop_sref, scope, relaxed, bname, dname, rev
                 if coef and isinstance(ext, IntImm) and abs(coef) >= ext.value:
                     ok = True
                     break
+            if not ok and shape is not None:
+                ok = _disjoint_as_one_row(ana, rel, shape, lp.loop_var)
             if not ok:
                 what = ("would be computed again, overwriting the partial results of"
                         if not reverse else "would be consumed before it is complete, as it is "
@@ -129,6 +131,30 @@ def _check_disjoint(prim, ana, rel, loop_sref, scope, relaxed, bname, dname, rev
                     raise err
                 collect.append((lp, err))
         p = p.parent
+
+
+def _disjoint_as_one_row(ana, rel, shape, var) -> bool:
+    """Whether the iterations of ``var`` touch disjoint parts of the buffer seen as one row:
+    the region's first element moves by at least the span of the region there.  So a fused
+    loop ``i`` writing ``C[i // 12, i % 12]`` (row offset ``i``, span 1) touches one element
+    each, where no single dimension follows ``i`` linearly."""
+    if any(d is None for d in rel) or not all(isinstance(e, IntImm) for e in shape):
+        return False
+    first, span, stride = None, 0, 1
+    for (lo, hi), extent in reversed(list(zip(rel, shape))):
+        width = ana.simplify(hi - lo)
+        lo_bound, hi_bound = ana.const_int_bound(lo), ana.const_int_bound(hi)
+        if not isinstance(width, IntImm) or lo_bound.min_value < 0 or \
+                hi_bound.max_value >= extent.value:  # outside the buffer rows could alias
+            return False
+        term = E.mul(lo, IntImm(lo.dtype, stride)) if stride > 1 else lo
+        first = term if first is None else E.add(term, first)
+        span += width.value * stride
+        stride *= extent.value
+    if first is None:
+        return False
+    coef = _coef(ana, ana.simplify(first), var)
+    return abs(coef) >= span + 1
 
 
 def _is_complete_or_reduction(block) -> bool:

@@ -484,3 +484,46 @@ def test_compute_at_of_a_blockized_cache_block_copies_one_row_per_iteration(targ
     sch.compute_at(outer, sch.get_loops(matmul_block)[0])
     check(sch, _matmul_blockized_cache_at_row)
     verify_numeric(_matmul, sch.mod, targets=(target,))
+
+
+# -- a fused loop (found by tools/difftest_tvm.py) ------------------------------------------
+@T.prim_func
+def add_relu_12(A: T.Buffer((12, 12), "float32"), D: T.Buffer((12, 12), "float32")):
+    C = T.alloc_buffer((12, 12), "float32")
+    for i, j in T.grid(12, 12):
+        with T.block("C"):
+            vi, vj = T.axis.remap("SS", [i, j])
+            C[vi, vj] = A[vi, vj] + T.float32(1)
+    for i, j in T.grid(12, 12):
+        with T.block("D"):
+            vi, vj = T.axis.remap("SS", [i, j])
+            D[vi, vj] = T.max(C[vi, vj], T.float32(0))
+
+
+@T.prim_func
+def add_relu_12_fused(A: T.Buffer((12, 12), "float32"), D: T.Buffer((12, 12), "float32")):
+    C = T.alloc_buffer((12, 12))
+    for i_j_fused in range(144):
+        with T.block("C"):
+            vi = T.axis.spatial(12, i_j_fused // 12)
+            vj = T.axis.spatial(12, i_j_fused % 12)
+            T.reads(A[vi, vj])
+            T.writes(C[vi, vj])
+            C[vi, vj] = A[vi, vj] + T.float32(1.0)
+        with T.block("D"):
+            vi = T.axis.spatial(12, i_j_fused // 12)
+            vj = T.axis.spatial(12, i_j_fused % 12)
+            T.reads(C[vi, vj])
+            T.writes(D[vi, vj])
+            D[vi, vj] = T.max(C[vi, vj], T.float32(0.0))
+
+
+def test_reverse_compute_at_under_a_fused_loop():
+    # each iteration of i_j_fused writes one element, C[i_j_fused // 12, i_j_fused % 12]: no
+    # dimension follows the loop linearly, the buffer read as one row does
+    sch = tir.Schedule(add_relu_12, debug_mask="all")
+    fused = sch.fuse(*sch.get_loops(sch.get_block("C")))
+    sch.reverse_compute_at(sch.get_block("D"), fused, preserve_unit_loops=False)
+    check(sch, add_relu_12_fused)
+    verify_numeric(add_relu_12, sch.mod)
+    verify_trace_roundtrip(sch, add_relu_12)
