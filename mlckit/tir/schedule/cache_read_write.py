@@ -47,6 +47,14 @@ def _loops_to_scope(block_sref, scope):
     return out
 
 
+def _loops_from(state, loc, scope) -> list:
+    """The loops from ``loc`` (the statement the copy goes into) up to ``scope``."""
+    if loc is scope.stmt:
+        return []
+    sref = state.get_sref(loc)
+    return ([sref.stmt] if sref.is_loop else []) + _loops_to_scope(sref, scope)
+
+
 def _relaxed(block_sref, scope, region):
     """Per dimension of ``region``, over the loops up to ``scope``: ``(base, lo, hi)`` for
     the elements ``base + lo .. base + hi``.  ``base`` is None at the root; inside a block
@@ -91,8 +99,16 @@ def _union_regions(a, b):
     return out
 
 
-def _copy_block(name, src, dst, bounds, buffer):
-    """Loops ``ax*`` and a block copying ``src`` to ``dst`` over ``bounds`` of ``buffer``."""
+def _copy_block(name, src, dst, bounds, buffer, loops_above=()):
+    """Loops ``ax*`` and a block copying ``src`` to ``dst`` over ``bounds`` of ``buffer``,
+    inside ``loops_above``.  Where the copy follows those loops (``i_0 * 4 + ax0`` under the
+    loops of a split that does not divide the extent), a ``T.where`` keeps it inside the
+    buffer: the block it serves is guarded by its own, and the copy would otherwise read or
+    write past the end (TVM 0.27 writes no guard, and goes out of bounds)."""
+    ana = Analyzer()
+    for lp in loops_above:
+        ana.bind(lp.loop_var, Range(lp.min, lp.extent))
+    guards = []
     loops, ivs, values = [], [], []
     for d, ((base, lo, hi), dim) in enumerate(zip(bounds, buffer.shape)):
         dtype = dim.dtype
@@ -104,11 +120,20 @@ def _copy_block(name, src, dst, bounds, buffer):
         if start is None:
             start = IntImm(dtype, lo) if lo else None
         values.append(E.add(start, ax) if start is not None else ax)
+        if base is not None:
+            ana.bind(ax, Range(IntImm(dtype, 0), IntImm(dtype, hi - lo + 1)))
+            if not ana.can_prove(E.GE(values[-1], IntImm(dtype, 0))):
+                guards.append(E.LE(IntImm(dtype, 0), values[-1]))
+            if not ana.can_prove(E.LT(values[-1], dim)):
+                guards.append(E.LT(values[-1], dim))
     idx = [iv.var for iv in ivs]
     point = [Range(i, IntImm(i.dtype, 1)) for i in idx]
     block = S.Block(ivs, [BufferRegion(src, point)], [BufferRegion(dst, point)], name,
                     S.BufferStore(dst, E.BufferLoad(src, idx), idx))
-    nest = S.BlockRealize(values, E.convert(True), block)
+    predicate = guards[0] if guards else E.convert(True)
+    for guard in guards[1:]:
+        predicate = E.And(predicate, guard)
+    nest = S.BlockRealize(values, predicate, block)
     for ax, ext in reversed(loops):
         nest = S.For(ax, IntImm(ax.dtype, 0), IntImm(ax.dtype, ext), S.ForKind.SERIAL, nest)
     return nest, block
@@ -389,7 +414,8 @@ class CacheReadWriteMixin:
             nest, cache_block = _compact_copy_block(block_name, buf, new_buf, starts, shape, True)
         else:
             new_buf = decl_buffer(buf.shape, buf.dtype, name, scope=storage_scope)
-            nest, cache_block = _copy_block(block_name, buf, new_buf, bounds, buf)
+            nest, cache_block = _copy_block(block_name, buf, new_buf, bounds, buf,
+                                            _loops_from(self.state, loc, scope))
         rw = Rewrite()
         bmap = {id(buf): new_buf}
         table = {}
@@ -463,7 +489,8 @@ class CacheReadWriteMixin:
             nest, cache_block = _compact_copy_block(block_name, new_buf, buf, starts, shape, False)
         else:
             new_buf = decl_buffer(buf.shape, buf.dtype, name, scope=storage_scope)
-            nest, cache_block = _copy_block(block_name, new_buf, buf, bounds, buf)
+            nest, cache_block = _copy_block(block_name, new_buf, buf, bounds, buf,
+                                            _loops_from(self.state, loc, scope))
         rw = Rewrite()
         new_block = _Shift(rw, buf, new_buf, starts).visit_stmt(bstmt) if compact \
             else replace_buffers(bstmt, {id(buf): new_buf}, rw)

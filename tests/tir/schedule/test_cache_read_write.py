@@ -1,6 +1,9 @@
 """cache_read, cache_write, set_scope."""
 
+import pytest
+
 from mlckit import tir
+from mlckit.script import from_source
 from mlckit.script import tir as T
 
 from .common import check, expect_error, verify_numeric, verify_trace_roundtrip
@@ -409,3 +412,65 @@ def test_cache_write_copies_back_before_the_reader_in_their_loop():
     check(sch, elementwise_cache_write_in_loop)
     verify_numeric(elementwise, sch.mod)
     verify_trace_roundtrip(sch, elementwise)
+
+
+# -- a copy under the loops of a split that does not divide (found by tools/difftest_tvm.py)
+@T.prim_func
+def scale_add_6(A: T.Buffer((6,), "float32"), C: T.Buffer((6,), "float32")):
+    B = T.alloc_buffer((6,), "float32")
+    for i in range(6):
+        with T.block("B"):
+            vi = T.axis.spatial(6, i)
+            B[vi] = A[vi] * T.float32(2)
+    for i in range(6):
+        with T.block("C"):
+            vi = T.axis.spatial(6, i)
+            C[vi] = B[vi] + T.float32(1)
+
+
+def _scale_add_6_cached(writer_writes, copy_from, copy_to, reader_reads):
+    return f'''
+@T.prim_func
+def main(A: T.Buffer((6,), "float32"), C: T.Buffer((6,), "float32")):
+    B = T.alloc_buffer((6,))
+    B_local = T.alloc_buffer((6,), scope="local")
+    for i_0, i_1 in T.grid(2, 4):
+        with T.block("B"):
+            vi = T.axis.spatial(6, i_0 * 4 + i_1)
+            T.where(i_0 * 4 + i_1 < 6)
+            T.reads(A[vi])
+            T.writes({writer_writes}[vi])
+            {writer_writes}[vi] = A[vi] * T.float32(2.0)
+        for ax0 in range(1):
+            with T.block("B_local"):
+                v0 = T.axis.spatial(6, i_0 * 4 + i_1 + ax0)
+                T.where(i_0 * 4 + i_1 + ax0 < 6)
+                T.reads({copy_from}[v0])
+                T.writes({copy_to}[v0])
+                {copy_to}[v0] = {copy_from}[v0]
+        with T.block("C"):
+            vi = T.axis.spatial(6, i_0 * 4 + i_1)
+            T.where(i_0 * 4 + i_1 < 6)
+            T.reads({reader_reads}[vi])
+            T.writes(C[vi])
+            C[vi] = {reader_reads}[vi] + T.float32(1.0)
+'''
+
+
+@pytest.mark.parametrize("kind", ["write", "read"])
+def test_a_copy_under_the_loops_of_a_non_dividing_split_stays_in_the_buffer(kind):
+    # i_0 * 4 + i_1 reaches 7 of a 6-element buffer: the copy gets the guard its neighbours
+    # have (TVM 0.27 writes none, and copies past the end)
+    sch = tir.Schedule(scale_add_6, debug_mask="all")
+    c = sch.get_block("C")
+    _, i_1 = sch.split(sch.get_loops(c)[0], factors=[None, 4])
+    sch.compute_at(sch.get_block("B"), i_1)
+    if kind == "write":
+        sch.cache_write(sch.get_block("B"), 0, "local")
+        expected = _scale_add_6_cached("B_local", "B_local", "B", "B")
+    else:
+        sch.cache_read(c, 0, "local")
+        expected = _scale_add_6_cached("B", "B", "B_local", "B_local")
+    check(sch, from_source(expected))
+    verify_numeric(scale_add_6, sch.mod)  # lnumpy: an access out of bounds raises
+    verify_trace_roundtrip(sch, scale_add_6)
