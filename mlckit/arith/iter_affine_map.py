@@ -37,8 +37,9 @@ from .iter_map_rewriter import _Rewriter
 
 
 # -- surjectivity -----------------------------------------------------------------------------
-def _surjective(rewriter: _Rewriter, sums: list[IterSum]) -> bool:
-    """Each mark is covered by non-overlapping splits whose extents tile a divisor of it."""
+def _surjective(rewriter: _Rewriter, sums: list[IterSum], bijective: bool = False) -> bool:
+    """Each mark is covered by non-overlapping splits whose extents tile a divisor of it
+    (``bijective``: tile all of it)."""
     splits: dict[int, list[IterSplit]] = {}
     marks: dict[int, IterMark] = {}
 
@@ -63,14 +64,37 @@ def _surjective(rewriter: _Rewriter, sums: list[IterSum]) -> bool:
             j = next((j for j, s in enumerate(group) if not used[j]
                       and s.lower_factor == expected), None)
             if j is None:
+                if bijective:  # a gap: onto a coarser grid, not one-to-one
+                    return False
                 j = _skip_lower_factor(group, used, expected)
                 if j is None:
                     return False
             used[j] = True
             expected = group[j].lower_factor * group[j].extent
-        if expected == 0 or mark.extent % expected != 0:
+        if expected == 0 or mark.extent % expected != 0 or bijective and expected != mark.extent:
             return False
     return True
+
+
+def _all_iters_used(sums: list[IterSum], iters: dict) -> bool:
+    """Every input iterator of more than one value is the source of some mark (an unused
+    one would send several points to one place)."""
+    used: set = set()
+
+    def visit(source) -> None:
+        if isinstance(source, IterSum):
+            for a in source.args:
+                visit(a.source.source)
+        elif isinstance(source, Var):
+            used.add(id(source))
+        elif isinstance(source, E.Sub) and isinstance(source.a, Var):
+            used.add(id(source.a))
+
+    for s in sums:
+        for a in s.args:
+            visit(a.source.source)
+    return all(id(v) in used or (isinstance(r.extent, IntImm) and r.extent.value == 1)
+               for v, r in iters.values())
 
 
 def _skip_lower_factor(group, used, expected) -> int | None:
@@ -141,9 +165,11 @@ def _size(e) -> int:
 
 
 def detect_iter_map(indices, input_iters: dict, predicate=None,
-                    simplify_trivial: bool = False) -> list[IterSum] | None:
+                    simplify_trivial: bool = False, bijective: bool = False
+                    ) -> list[IterSum] | None:
     """``indices`` as a surjective iterator map over ``input_iters`` (Var -> Range) under
-    ``predicate``; None when they are not one.  Raises ``Unsupported`` outside this port."""
+    ``predicate`` (``bijective``: one-to-one as well, TVM's ``IterMapLevel.Bijective``); None
+    when they are not one.  Raises ``Unsupported`` outside this port."""
     iters = {id(v): (v, r) for v, r in input_iters.items()}
     constraints = []
     if predicate is not None and not (isinstance(predicate, IntImm) and predicate.value):
@@ -160,7 +186,9 @@ def detect_iter_map(indices, input_iters: dict, predicate=None,
         sums = [rewriter.rewrite(E.convert(e)) for e in indices]
     except _NotAMap:
         return None
-    return sums if _surjective(rewriter, sums) else None
+    if bijective and not _all_iters_used(sums, iters):
+        return None
+    return sums if _surjective(rewriter, sums, bijective) else None
 
 
 # -- back to expressions ----------------------------------------------------------------------

@@ -4,12 +4,18 @@
 load of ``B`` in its consumers; ``reverse_compute_inline(block)`` removes a consumer
 ``C[…] = g(B[v…])`` and makes the producer of ``B`` store ``g`` of its value into ``C``
 directly.  Both need a simple block: no ``T.init()``, spatial iterators only, a body that is
-one store, indexed by the block's iterators.
+one store.  As TVM, the store (compute_inline) or the loads (reverse_compute_inline) may be
+indexed by an affine map of the block's iterators (``B[vi // 4, vj, vi % 4]`` of a packed
+layout, ``B[0, vj, vi]``): it is inverted (``arith.iter_map_inverse``) to write the
+iterators in the indices of the other side.
 """
 
 from __future__ import annotations
 
 from mlckit.arith.analyzer import Analyzer, substitute
+from mlckit.arith.iter_affine_map import detect_iter_map
+from mlckit.arith.iter_map_inverse import inverse_affine_iter_map
+from mlckit.arith.iter_map_nodes import Unsupported
 from mlckit.ir import structural_equal
 from mlckit.tir import expr as E
 from mlckit.tir import stmt as S
@@ -44,6 +50,45 @@ def _distinct_vars(indices, block):
     if not all(isinstance(i, Var) and id(i) in ids for i in indices):
         return False
     return len({id(i) for i in indices}) == len(indices) == len(ids)
+
+
+def _iterators_from(indices, block, outputs, bijective: bool):
+    """``block``'s iterators (Var -> PrimExpr) written in ``outputs``, the values that
+    ``indices`` (an affine map of them) take; a unit iterator is its minimum.  None when the
+    indices are not such a map (one-to-one for ``bijective``), or leave an iterator unknown."""
+    doms = {iv.var: iv.dom for iv in block.iter_vars}
+    try:
+        sums = detect_iter_map(list(indices), doms, bijective=bijective)
+        inverse = inverse_affine_iter_map(sums, list(outputs)) if sums is not None else None
+    except Unsupported:
+        return None
+    if inverse is None:
+        return None
+    for iv in block.iter_vars:
+        if isinstance(iv.dom.extent, E.IntImm) and iv.dom.extent.value == 1 and \
+                isinstance(iv.dom.min, E.IntImm):
+            inverse.setdefault(iv.var, iv.dom.min)
+    return inverse if all(iv.var in inverse for iv in block.iter_vars) else None
+
+
+def _stored_value_at(prim, block, store):
+    """The value ``block`` stores, as a function of the indices a consumer loads it at: its
+    iterators replaced by those indices (TVM: directly when the store indices are the
+    iterators, else through the inverse of their map, over placeholders ``ph_*``)."""
+    if _distinct_vars(store.indices, block):
+        positions = {id(iv.var): k for k, iv in enumerate(block.iter_vars)}
+        order = [positions[id(i)] for i in store.indices]
+        return lambda idx: substitute(store.value, {
+            block.iter_vars[order[d]].var: idx[d] for d in range(len(idx))})
+    holders = [Var(f"ph_{d}", i.dtype) for d, i in enumerate(store.indices)]
+    inverse = _iterators_from(store.indices, block, holders, bijective=True)
+    if inverse is None:
+        raise ScheduleError(prim, f"block `{block.name_hint}` stores to `{store.buffer.name}` at "
+                            "indices that are not a one-to-one affine map of its iterators "
+                            f"({', '.join(map(str, store.indices))}); it cannot be inlined",
+                            [block])
+    value = substitute(store.value, inverse)
+    return lambda idx: substitute(value, dict(zip(holders, idx)))
 
 
 def _param_buffers(func):
@@ -161,9 +206,7 @@ class ComputeInlineMixin:
             raise ScheduleError(prim, f"block `{name}` writes `{buf.name}`, a parameter of the "
                                 "function (an output); an output block cannot be inlined", [bstmt])
         _check_not_output(prim, bstmt, buf, scope_sref(sref).stmt, "block")
-        if not _distinct_vars(store.indices, bstmt):
-            raise ScheduleError(prim, f"block `{name}` stores to `{buf.name}` at indices that are "
-                                "not its iterators, each used once; it cannot be inlined", [bstmt])
+        make = _stored_value_at(prim, bstmt, store)
         if any(r.buffer is buf for r in bstmt.reads):
             raise ScheduleError(prim, f"block `{name}` reads the buffer `{buf.name}` it writes")
         scope = scope_sref(sref)
@@ -174,13 +217,6 @@ class ComputeInlineMixin:
                                 f"`{others[0].stmt.name_hint}`; block `{name}` must be its only "
                                 "producer to be inlined", [bstmt])
         consumers = consumer_srefs(self.state, sref)
-        positions = {id(iv.var): k for k, iv in enumerate(bstmt.iter_vars)}
-        order = [positions[id(i)] for i in store.indices]
-
-        def make(idx):
-            vmap = {bstmt.iter_vars[order[d]].var: idx[d] for d in range(len(idx))}
-            return substitute(store.value, vmap)
-
         rw = Rewrite()
         table = {}
         for c in consumers:
@@ -264,15 +300,26 @@ class ComputeInlineMixin:
         if not loads:
             raise ScheduleError(prim, f"block `{name}` does not load `{buf.name}`")
         first = loads[0].indices
-        if not _distinct_vars(first, cstmt) or any(
-                not all(a is b for a, b in zip(ld.indices, first)) for ld in loads):
-            raise ScheduleError(prim, f"block `{name}` loads `{buf.name}` at indices that are not "
-                                "its iterators, each used once; it cannot be inlined", [cstmt])
+        if any(not all(structural_equal(a, b) for a, b in zip(ld.indices, first))
+               for ld in loads):
+            raise ScheduleError(prim, f"block `{name}` loads `{buf.name}` at different indices; "
+                                "it cannot be inlined", [cstmt])
         others = [b for b in consumer_srefs(self.state, psref) if b is not sref]
         if others:
             raise ScheduleError(prim, f"buffer `{buf.name}` is also read by block "
                                 f"`{others[0].stmt.name_hint}`; it must have one consumer", [cstmt])
-        vmap = {v: pstore.indices[d] for d, v in enumerate(first)}
+        if _distinct_vars(first, cstmt):
+            vmap = {v: pstore.indices[d] for d, v in enumerate(first)}
+        else:  # as TVM: the loads are an affine map of the consumer's iterators, inverted;
+            # one-to-one, where TVM takes any map: two points of the consumer reading one
+            # element (B[vi // 2]) cannot both be written where that element is stored
+            vmap = _iterators_from(first, cstmt, pstore.indices, bijective=True)
+            if vmap is None:
+                raise ScheduleError(
+                    prim, f"block `{name}` loads `{buf.name}` at indices that are not a "
+                    f"one-to-one affine map of its iterators ({', '.join(map(str, first))}): "
+                    "the producer stores each element once, so it could not write every "
+                    "element of the consumer; it cannot be inlined", [cstmt])
         predicate = _in_bounds_predicate(prim, cstmt, leaf_realize, vmap)
         new_value = _inline_expr(cstore.value, buf, lambda idx: pstore.value)
         new_value = substitute(new_value, vmap)

@@ -121,3 +121,59 @@ def test_reverse_compute_inline_of_a_cache_write_copy_gives_the_kernel_back():
     sch.reverse_compute_inline(copy)
     check(sch, elementwise_explicit)
     verify_numeric(elementwise, sch.mod)
+
+
+# -- a store at an affine map of the iterators (found by tools/difftest_tvm.py) --------------
+@T.prim_func
+def scale_add_8x6(A: T.Buffer((8, 6), "float32"), C: T.Buffer((8, 6), "float32")):
+    B = T.alloc_buffer((8, 6), "float32")
+    for i, j in T.grid(8, 6):
+        with T.block("B"):
+            vi, vj = T.axis.remap("SS", [i, j])
+            B[vi, vj] = A[vi, vj] * T.float32(2)
+    for i, j in T.grid(8, 6):
+        with T.block("C"):
+            vi, vj = T.axis.remap("SS", [i, j])
+            C[vi, vj] = B[vi, vj] + T.float32(1)
+
+
+@T.prim_func
+def scale_add_8x6_packed_inlined(A: T.Buffer((8, 6), "float32"),
+                                 C: T.Buffer((8, 6), "float32")):
+    for i, j in T.grid(8, 6):
+        with T.block("C"):
+            vi, vj = T.axis.remap("SS", [i, j])
+            T.reads(A[vi % 4 + vi // 4 * 4, vj])
+            T.writes(C[vi, vj])
+            C[vi, vj] = A[vi % 4 + vi // 4 * 4, vj] * T.float32(2.0) + T.float32(1.0)
+
+
+def test_compute_inline_of_a_store_to_a_packed_layout():
+    # B[vi // 4, vj, vi % 4] = ...: the map is one-to-one, so the load B[vi // 4, vj, vi % 4]
+    # reads the value of the iterators (p2 + p0 * 4, p1) of its indices, as TVM writes it
+    sch = tir.Schedule(scale_add_8x6, debug_mask="all")
+    sch.transform_layout(sch.get_block("B"), ("write", 0), lambda i, j: (i // 4, j, i % 4))
+    sch.compute_inline(sch.get_block("B"))
+    check(sch, scale_add_8x6_packed_inlined)
+    verify_numeric(scale_add_8x6, sch.mod)
+    verify_trace_roundtrip(sch, scale_add_8x6)
+
+
+@T.prim_func
+def scale_add_8x6_half_stored(A: T.Buffer((8, 6), "float32"), C: T.Buffer((8, 6), "float32")):
+    B = T.alloc_buffer((4, 6), "float32")
+    for i, j in T.grid(8, 6):
+        with T.block("B"):
+            vi, vj = T.axis.remap("SS", [i, j])
+            B[vi // 2, vj] = A[vi, vj] * T.float32(2)
+    for i, j in T.grid(8, 6):
+        with T.block("C"):
+            vi, vj = T.axis.remap("SS", [i, j])
+            C[vi, vj] = B[vi // 2, vj] + T.float32(1)
+
+
+def test_compute_inline_refuses_a_store_that_is_not_one_to_one():
+    sch = tir.Schedule(scale_add_8x6_half_stored)
+    expect_error(sch, lambda: sch.compute_inline(sch.get_block("B")), "compute_inline",
+                 "stores to `B` at indices that are not a one-to-one affine map of its "
+                 "iterators (vi // 2, vj)")

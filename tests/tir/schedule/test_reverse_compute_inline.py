@@ -213,3 +213,61 @@ def test_a_producer_holding_two_inner_writers_is_refused():
     expect_error(sch, lambda: sch.reverse_compute_inline(sch.get_block("C")),
                  "producer `B_o` holds 2 innermost blocks writing what block `C` reads",
                  "`B_lo`, `B_hi`", "exactly one")
+
+
+# -- loads at an affine map of the iterators (found by tools/difftest_tvm.py) ----------------
+@T.prim_func
+def scale_add_8x6(A: T.Buffer((8, 6), "float32"), C: T.Buffer((8, 6), "float32")):
+    B = T.alloc_buffer((8, 6), "float32")
+    for i, j in T.grid(8, 6):
+        with T.block("B"):
+            vi, vj = T.axis.remap("SS", [i, j])
+            B[vi, vj] = A[vi, vj] * T.float32(2)
+    for i, j in T.grid(8, 6):
+        with T.block("C"):
+            vi, vj = T.axis.remap("SS", [i, j])
+            C[vi, vj] = B[vi, vj] + T.float32(1)
+
+
+@T.prim_func
+def scale_add_8x6_packed_reverse_inlined(A: T.Buffer((8, 6), "float32"),
+                                         C: T.Buffer((8, 6), "float32")):
+    for i, j in T.grid(8, 6):
+        with T.block("B"):
+            vi, vj = T.axis.remap("SS", [i, j])
+            T.reads(A[vi, vj])
+            T.writes(C[vi % 4 + vi // 4 * 4, vj])
+            C[vi % 4 + vi // 4 * 4, vj] = A[vi, vj] * T.float32(2.0) + T.float32(1.0)
+
+
+def test_reverse_compute_inline_of_loads_from_a_packed_layout():
+    # C loads B[vi // 4, vj, vi % 4]: its iterators are written in the producer's store
+    # indices through the inverse of that map (unsimplified, as TVM writes them)
+    sch = tir.Schedule(scale_add_8x6, debug_mask="all")
+    sch.transform_layout(sch.get_block("B"), ("write", 0), lambda i, j: (i // 4, j, i % 4))
+    sch.reverse_compute_inline(sch.get_block("C"))
+    check(sch, scale_add_8x6_packed_reverse_inlined)
+    verify_numeric(scale_add_8x6, sch.mod)
+    verify_trace_roundtrip(sch, scale_add_8x6)
+
+
+@T.prim_func
+def scale_add_8x6_half_loaded(A: T.Buffer((8, 6), "float32"), C: T.Buffer((8, 6), "float32")):
+    B = T.alloc_buffer((8, 6), "float32")
+    for i, j in T.grid(8, 6):
+        with T.block("B"):
+            vi, vj = T.axis.remap("SS", [i, j])
+            B[vi, vj] = A[vi, vj] * T.float32(2)
+    for i, j in T.grid(8, 6):
+        with T.block("C"):
+            vi, vj = T.axis.remap("SS", [i, j])
+            C[vi, vj] = B[vi // 2, vj] + T.float32(1)
+
+
+def test_reverse_compute_inline_refuses_loads_that_are_not_one_to_one():
+    # rows 2k and 2k + 1 of C both read B[k]: the producer, storing B[k] once, could write
+    # only one of them (TVM 0.27 takes it, writes C[vi * 2] and leaves the odd rows unset)
+    sch = tir.Schedule(scale_add_8x6_half_loaded)
+    expect_error(sch, lambda: sch.reverse_compute_inline(sch.get_block("C")),
+                 "reverse_compute_inline", "loads `B` at indices that are not a one-to-one "
+                 "affine map of its iterators (vi // 2, vj)")
