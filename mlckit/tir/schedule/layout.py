@@ -192,11 +192,11 @@ def _check_bijective(prim, buffer, index_map, new_shape):
             "transformation would introduce padding, and pad_value is None")
 
 
-def _map_region(region, index_map, ana):
-    """A buffer region under ``index_map``: points map to points, ranges are relaxed."""
+def _map_region(region, index_map, ana, map_point):
+    """A buffer region under ``index_map``: points map to points (``map_point``), ranges are
+    relaxed."""
     if all(isinstance(r.extent, IntImm) and r.extent.value == 1 for r in region):
-        return [Range(i, IntImm(i.dtype, 1))
-                for i in index_map.map_indices([r.min for r in region], ana)]
+        return [Range(i, IntImm(i.dtype, 1)) for i in map_point([r.min for r in region])]
     fresh, dom = [], {}
     for k, r in enumerate(region):
         if isinstance(r.extent, IntImm) and r.extent.value == 1:
@@ -220,14 +220,19 @@ class _LayoutRewriter(Mutator):
         super().__init__(rw)
         self.old, self.new, self.index_map = old, new, index_map
         self.ana = Analyzer()
+        # as TVM: in a mapped index an iterator of one value is that value (``vc * 8 + vh``
+        # of a unit ``vc`` is ``vh``); an index that is the iterator alone stays as it is
+        self.unit_as_constant = Analyzer(unit_ranges_as_constants=True)
 
     def visit_For(self, s):
-        self.ana.bind(s.loop_var, Range(s.min, s.extent))
+        for ana in (self.ana, self.unit_as_constant):
+            ana.bind(s.loop_var, Range(s.min, s.extent))
         return self.generic(s)
 
     def visit_Block(self, b):
         for iv in b.iter_vars:
-            self.ana.bind(iv.var, iv.dom)
+            for ana in (self.ana, self.unit_as_constant):
+                ana.bind(iv.var, iv.dom)
         new = self.generic(b)
         changes = {}
         for name in ("reads", "writes"):
@@ -246,7 +251,7 @@ class _LayoutRewriter(Mutator):
     def region(self, r):
         if r.buffer is not self.old:
             return r
-        mapped = _map_region(r.region, self.index_map, self.ana)
+        mapped = _map_region(r.region, self.index_map, self.ana, self.mapped)
         if mapped is None:
             mapped = [Range(IntImm(d.dtype, 0), d) for d in self.new.shape]
         return BufferRegion(self.new, mapped)
@@ -259,10 +264,14 @@ class _LayoutRewriter(Mutator):
     def visit_expr(self, e):
         return self.expr(e)
 
+    def mapped(self, indices) -> list:
+        return [i if isinstance(i, Var) else self.unit_as_constant.simplify(i)
+                for i in self.index_map.map_indices(indices)]
+
     def expr(self, e):
         def on_load(load, indices):
             if load.buffer is self.old:
-                return E.BufferLoad(self.new, self.index_map.map_indices(indices, self.ana))
+                return E.BufferLoad(self.new, self.mapped(indices))
             return load_with(load, indices)
 
         return map_loads(e, on_load)
@@ -271,7 +280,7 @@ class _LayoutRewriter(Mutator):
         value = self.expr(s.value)
         idx = [self.expr(i) for i in s.indices]
         if s.buffer is self.old:
-            return S.BufferStore(self.new, value, self.index_map.map_indices(idx, self.ana))
+            return S.BufferStore(self.new, value, self.mapped(idx))
         if value is s.value and all(a is b for a, b in zip(idx, s.indices)):
             return s
         return s.replace(value=value, indices=idx)

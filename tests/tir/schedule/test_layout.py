@@ -204,3 +204,43 @@ def test_transform_layout_gives_a_modulo_its_divisor_as_extent():
     [buffer] = sch.mod["main"].body.block.alloc_buffers
     assert [int(d.value) for d in buffer.shape] == [2, 16, 8]
     verify_numeric(elementwise, sch.mod)
+
+
+# -- an iterator of one value (found by tools/difftest_tvm.py) ------------------------------
+@T.prim_func
+def scale_add_unit_batch(A: T.Buffer((2, 4), "float32"), C: T.Buffer((2, 4), "float32")):
+    B = T.alloc_buffer((1, 2, 4), "float32")
+    for n, i, j in T.grid(1, 2, 4):
+        with T.block("B"):
+            vn, vi, vj = T.axis.remap("SSS", [n, i, j])
+            B[vn, vi, vj] = A[vi, vj] * T.float32(2)
+    for i, j in T.grid(2, 4):
+        with T.block("C"):
+            vi, vj = T.axis.remap("SS", [i, j])
+            C[vi, vj] = B[0, vi, vj] + T.float32(1)
+
+
+@T.prim_func
+def scale_add_unit_batch_fused(A: T.Buffer((2, 4), "float32"), C: T.Buffer((2, 4), "float32")):
+    B = T.alloc_buffer((1, 2, 4))
+    for n, i, j in T.grid(1, 2, 4):
+        with T.block("B"):
+            vn, vi, vj = T.axis.remap("SSS", [n, i, j])
+            T.reads(A[vi, vj])
+            T.writes(B[vn, vi, vj])
+            B[vn, vi, vj] = A[vi, vj] * T.float32(2.0)
+    for i, j in T.grid(2, 4):
+        with T.block("C"):
+            vi, vj = T.axis.remap("SS", [i, j])
+            T.reads(B[0, vi, vj])
+            T.writes(C[vi, vj])
+            C[vi, vj] = B[0, vi, vj] + T.float32(1.0)
+
+
+def test_transform_layout_drops_a_unit_iterator_from_a_mapped_sum():
+    # as TVM: vn * 2 + vi of vn in [0, 1) is vi, while the index vn alone stays vn
+    sch = tir.Schedule(scale_add_unit_batch, debug_mask="all")
+    sch.transform_layout(sch.get_block("B"), ("write", 0), lambda n, i, j: (n, n * 2 + i, j))
+    check(sch, scale_add_unit_batch_fused)
+    verify_numeric(scale_add_unit_batch, sch.mod)
+    verify_trace_roundtrip(sch, scale_add_unit_batch)
