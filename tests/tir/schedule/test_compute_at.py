@@ -527,3 +527,46 @@ def test_reverse_compute_at_under_a_fused_loop():
     check(sch, add_relu_12_fused)
     verify_numeric(add_relu_12, sch.mod)
     verify_trace_roundtrip(sch, add_relu_12)
+
+
+# -- a consumer reading a flattened buffer (found by tools/difftest_tvm.py) -----------------
+@T.prim_func
+def add_relu_flat(A: T.Buffer((12, 4), "float32"), D: T.Buffer((12, 4), "float32")):
+    C = T.alloc_buffer((48,), "float32")
+    for i, j in T.grid(12, 4):
+        with T.block("C"):
+            vi, vj = T.axis.remap("SS", [i, j])
+            C[vi * 4 + vj] = A[vi, vj] + T.float32(1)
+    for i, j in T.grid(12, 4):
+        with T.block("D"):
+            vi, vj = T.axis.remap("SS", [i, j])
+            D[vi, vj] = T.max(C[vi * 4 + vj], T.float32(0))
+
+
+@T.prim_func
+def add_relu_flat_at_i(A: T.Buffer((12, 4), "float32"), D: T.Buffer((12, 4), "float32")):
+    C = T.alloc_buffer((48,))
+    for i in range(12):
+        for j in range(4):
+            with T.block("C"):
+                vi, vj = T.axis.remap("SS", [i, j])
+                T.reads(A[vi, vj])
+                T.writes(C[vi * 4 + vj])
+                C[vi * 4 + vj] = A[vi, vj] + T.float32(1.0)
+        for ax0 in range(4):
+            with T.block("D"):
+                vi, vj = T.axis.remap("SS", [i, ax0])
+                T.reads(C[vi * 4 + vj])
+                T.writes(D[vi, vj])
+                D[vi, vj] = T.max(C[vi * 4 + vj], T.float32(0.0))
+
+
+def test_reverse_compute_at_inverts_a_flattened_read():
+    # iteration i produces C[i * 4 : i * 4 + 4]; D reads C[vi * 4 + vj], so there vi is i
+    # and vj spans 4: the inverse of the read's map (vi = p // 4, vj = p % 4), as TVM
+    sch = tir.Schedule(add_relu_flat, debug_mask="all")
+    i, _ = sch.get_loops(sch.get_block("C"))
+    sch.reverse_compute_at(sch.get_block("D"), i, preserve_unit_loops=False)
+    check(sch, add_relu_flat_at_i)
+    verify_numeric(add_relu_flat, sch.mod)
+    verify_trace_roundtrip(sch, add_relu_flat)
