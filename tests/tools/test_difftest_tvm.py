@@ -67,3 +67,13 @@ def test_a_step_only_tvm_takes_and_then_cannot_build_is_a_tvm_crash():
     assert _fault(m, t) == "tvm_internal"
     del t["build"]  # TVM built it: an accept/reject difference whose numbers are unknown here
     assert _fault(m, t) == "accept_reject"
+
+
+OUT_OF_DOMAIN = SCRIPT.replace("for i in range(4):", "for i in range(6):")
+
+
+def test_a_tvm_script_binding_outside_its_domain_is_tvms_fault_when_mlckit_is_sound():
+    # mlckit's parser refuses it (vi takes 0..5 of a domain [0, 4)): TVM's kernel would go
+    # out of bounds, while mlckit's function parses back to itself with the right numbers
+    assert _fault(_mlckit(SCRIPT, RIGHT), _tvm(OUT_OF_DOMAIN)) == "tvm_unparsable"
+    assert _fault(_mlckit(SCRIPT, RIGHT + 1), _tvm(OUT_OF_DOMAIN)) == "numbers"
