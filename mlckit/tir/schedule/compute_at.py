@@ -68,6 +68,31 @@ def _children(stmt) -> list:
     return list(stmt.seq) if isinstance(stmt, S.SeqStmt) else [stmt]
 
 
+def _runs_after(scope, sref, loop_sref) -> bool:
+    """Whether ``sref``'s statement comes after ``loop_sref``'s loop where their paths from
+    ``scope`` part: a later statement of the scope's body, or of the body of a loop holding
+    both (in each of its iterations ``sref`` then runs after the loop)."""
+    def path(s):
+        out = []
+        while s is not None and s is not scope:
+            out.append(s)
+            s = s.parent
+        return out[::-1]
+
+    a, b = path(sref), path(loop_sref)
+    k = 0
+    while k < min(len(a), len(b)) and a[k] is b[k]:
+        k += 1
+    if k == len(a) or k == len(b):
+        return False  # one holds the other
+    children = _children((scope if k == 0 else a[k - 1]).stmt.body)
+
+    def position(stmt):
+        return next((i for i, c in enumerate(children) if _contains(c, stmt)), -1)
+
+    return position(a[k].stmt) > position(b[k].stmt) >= 0
+
+
 def _contains(stmt, block) -> bool:
     from .ir_utils import walk
 
@@ -249,13 +274,8 @@ def _check_dependences(prim, state, block_sref, loop_sref, scope, reverse):
     if reverse and not deps:
         # it moves down to the loop: a consumer between here and there would read it
         # before it is computed (TVM 0.27 does not check this and computes wrong numbers)
-        tops = _children(scope.stmt.body)
-
-        def top(stmt):
-            return next(i for i, c in enumerate(tops) if _contains(c, stmt))
-
         early = [o for o in other if not is_ancestor(loop_sref, o)
-                 and top(o.stmt) <= top(lstmt)]
+                 and not _runs_after(scope, o, loop_sref)]
         if early:
             raise ScheduleError(
                 prim, f"block `{bname}` cannot move under loop {lname}: its consumer "

@@ -570,3 +570,54 @@ def test_reverse_compute_at_inverts_a_flattened_read():
     check(sch, add_relu_flat_at_i)
     verify_numeric(add_relu_flat, sch.mod)
     verify_trace_roundtrip(sch, add_relu_flat)
+
+
+# -- a consumer after the loop inside a loop holding both (found by tools/difftest_tvm.py) --
+@T.prim_func
+def matmul_4(A: T.Buffer((4, 4), "float32"), B: T.Buffer((4, 4), "float32"),
+             C: T.Buffer((4, 4), "float32")):
+    for i, j, k in T.grid(4, 4, 4):
+        with T.block("C"):
+            vi, vj, vk = T.axis.remap("SSR", [i, j, k])
+            with T.init():
+                C[vi, vj] = T.float32(0)
+            C[vi, vj] = C[vi, vj] + A[vi, vk] * B[vk, vj]
+
+
+@T.prim_func
+def matmul_4_copy_under_init(A: T.Buffer((4, 4), "float32"), B: T.Buffer((4, 4), "float32"),
+                             C: T.Buffer((4, 4), "float32")):
+    A_local = T.alloc_buffer((4, 4), scope="local")
+    for i in range(4):
+        for j_init in range(4):
+            with T.block("C_init"):
+                vi, vj = T.axis.remap("SS", [i, j_init])
+                T.reads()
+                T.writes(C[vi, vj])
+                C[vi, vj] = T.float32(0.0)
+            for ax0, ax1 in T.grid(4, 4):
+                with T.block("A_local"):
+                    v0, v1 = T.axis.remap("SS", [ax0, ax1])
+                    T.reads(A[v0, v1])
+                    T.writes(A_local[v0, v1])
+                    A_local[v0, v1] = A[v0, v1]
+        for j, k in T.grid(4, 4):
+            with T.block("C_update"):
+                vi, vj, vk = T.axis.remap("SSR", [i, j, k])
+                T.reads(C[vi, vj], A_local[vi, vk], B[vk, vj])
+                T.writes(C[vi, vj])
+                C[vi, vj] = C[vi, vj] + A_local[vi, vk] * B[vk, vj]
+
+
+def test_reverse_compute_at_of_a_copy_whose_consumer_follows_the_loop_in_a_shared_loop():
+    # A_local (no producer: it computes all of A each time) moves under j_init; its consumer
+    # C_update shares the loop i and runs after j_init in each of its iterations, as TVM
+    sch = tir.Schedule(matmul_4, debug_mask="all")
+    c = sch.get_block("C")
+    sch.decompose_reduction(c, sch.get_loops(c)[1])
+    a_local = sch.cache_read(sch.get_block("C_update"), 1, "local")
+    j_init = sch.get_loops(sch.get_block("C_init"))[1]
+    sch.reverse_compute_at(a_local, j_init, preserve_unit_loops=False)
+    check(sch, matmul_4_copy_under_init)
+    verify_numeric(matmul_4, sch.mod)
+    verify_trace_roundtrip(sch, matmul_4)
