@@ -226,16 +226,19 @@ class ComputeInlineMixin:
         scope_body = replace_stmts(scope.stmt.body, table, rw)
         new_scope = rw.derive(scope.stmt, body=scope_body)
         new_body = replace_stmts(func.body, {id(scope.stmt): new_scope}, rw)
-        new_func = func.replace(body=new_body)
-        # consumers' reads change: recompute them
-        fix = {}
+        # consumers' reads change: recompute them, and those of the blocks inside a consumer
+        # that read the buffer (the inner block of a blockize), innermost first
         for c in consumers:
-            new_c = _find_derived(new_func, rw, c.stmt)
-            if new_c is not None:
-                fix[id(new_c)] = rw.derive(new_c, **_recompute(new_func, new_c))
-                rw.link(c.stmt, fix[id(new_c)])
-        if fix:
-            new_body = replace_stmts(new_body, fix, rw)
+            inner = [r.block for r in realizes_under(c.stmt, stop_at_blocks=False)
+                     if any(rg.buffer is buf for rg in r.block.reads)]
+            for old in inner[::-1] + [c.stmt]:
+                new_func = func.replace(body=new_body)
+                current = _find_derived(new_func, rw, old)
+                if current is None:
+                    continue
+                fixed = rw.derive(current, **_recompute(new_func, current))
+                rw.link(old, fixed)
+                new_body = replace_stmts(new_body, {id(current): fixed}, rw)
         new_body = _drop_if_unused(new_body, buf, rw)
         self._commit(sref.func_name, new_body, rw)
 

@@ -177,3 +177,53 @@ def test_compute_inline_refuses_a_store_that_is_not_one_to_one():
     expect_error(sch, lambda: sch.compute_inline(sch.get_block("B")), "compute_inline",
                  "stores to `B` at indices that are not a one-to-one affine map of its "
                  "iterators (vi // 2, vj)")
+
+
+# -- a consumer blockized around the block that reads (found by tools/difftest_tvm.py) -----
+@T.prim_func
+def matmul_6x16(A: T.Buffer((6, 16), "float32"), B: T.Buffer((16, 16), "float32"),
+                C: T.Buffer((6, 16), "float32")):
+    for i, j, k in T.grid(6, 16, 16):
+        with T.block("C"):
+            vi, vj, vk = T.axis.remap("SSR", [i, j, k])
+            with T.init():
+                C[vi, vj] = T.float32(0)
+            C[vi, vj] = C[vi, vj] + A[vi, vk] * B[vk, vj]
+
+
+@T.prim_func
+def matmul_6x16_blockized(A: T.Buffer((6, 16), "float32"), B: T.Buffer((16, 16), "float32"),
+                          C: T.Buffer((6, 16), "float32")):
+    for i in range(6):
+        with T.block("C_o"):
+            vi_o = T.axis.spatial(6, i)
+            vj_o = T.axis.spatial(1, 0)
+            vk_o = T.axis.reduce(1, 0)
+            T.reads(A[vi_o, 0:16], B[0:16, 0:16])
+            T.writes(C[vi_o, 0:16])
+            with T.init():
+                for j in range(16):
+                    with T.block("C_init"):
+                        vj_i_init = T.axis.spatial(16, j)
+                        T.reads()
+                        T.writes(C[vi_o, vj_i_init])
+                        C[vi_o, vj_i_init] = T.float32(0.0)
+            for j, k in T.grid(16, 16):
+                with T.block("C"):
+                    vj_i, vk_i = T.axis.remap("SR", [j, k])
+                    T.reads(C[vi_o, vj_i], A[vi_o, vk_i], B[vk_i, vj_i])
+                    T.writes(C[vi_o, vj_i])
+                    C[vi_o, vj_i] = C[vi_o, vj_i] + A[vi_o, vk_i] * B[vk_i, vj_i]
+
+
+def test_compute_inline_into_a_blockized_consumer_updates_the_inner_reads():
+    # the loads inlined are in the inner block C: its reads and C_o's name B, and the cache
+    # buffer goes (they named B_shared, still allocated, after the inlining)
+    sch = tir.Schedule(matmul_6x16, debug_mask="all")
+    c = sch.get_block("C")
+    sch.cache_read(c, 1, "shared")
+    sch.blockize(sch.get_loops(c)[1])
+    sch.compute_inline(sch.get_block("B_shared"))
+    check(sch, matmul_6x16_blockized)
+    verify_numeric(matmul_6x16, sch.mod)
+    verify_trace_roundtrip(sch, matmul_6x16)
