@@ -32,15 +32,18 @@ def _is_one(e) -> bool:
     return isinstance(e, IntImm) and e.value == 1
 
 
-def _linear(expr):
+def _linear(expr, atoms: bool = False):
     """``(terms, const)`` with ``terms`` a list of ``[var, coef]`` when ``expr`` is an affine
-    combination of variables with constant coefficients, else None."""
+    combination of variables with constant coefficients, else None.  With ``atoms``, any
+    other part (``j_fused // 24``) counts as a variable of its own."""
     if isinstance(expr, IntImm):
         return [], expr.value
     if isinstance(expr, Var):
         return [[expr, 1]], 0
+    if atoms and not isinstance(expr, (E.Add, E.Sub, E.Mul)):
+        return [[expr, 1]], 0
     if isinstance(expr, (E.Add, E.Sub)):
-        a, b = _linear(expr.a), _linear(expr.b)
+        a, b = _linear(expr.a, atoms), _linear(expr.b, atoms)
         if a is None or b is None:
             return None
         sign = 1 if isinstance(expr, E.Add) else -1
@@ -54,7 +57,7 @@ def _linear(expr):
                 terms.append([v, sign * c])
         return [t for t in terms if t[1] != 0], a[1] + sign * b[1]
     if isinstance(expr, E.Mul):
-        a, b = _linear(expr.a), _linear(expr.b)
+        a, b = _linear(expr.a, atoms), _linear(expr.b, atoms)
         if a is None or b is None:
             return None
         if not b[0]:
@@ -157,9 +160,10 @@ def subspace_divide(realize, inner_loops, outer_loops, preserve_unit_iters):
 
 def _flat_bound(c):
     """``(i_0 * 2 + i_1) * 2 + i_2 < 6`` as ``i_0 * 4 + i_1 * 2 + i_2 < 6``: TVM re-derives
-    the predicates of the blocks it divides from their flattened iterator sums."""
+    the predicates of the blocks it divides from their flattened iterator sums (a part such
+    as ``j_fused // 24`` is one term of them)."""
     if isinstance(c, E.LT) and isinstance(c.b, IntImm):
-        lin = _linear(c.a)
+        lin = _linear(c.a, atoms=True)
         if lin is not None and lin[0]:
             return E.LT(_sum(lin[0], lin[1], c.a.dtype), c.b)
     return c

@@ -360,3 +360,52 @@ def test_the_outer_block_of_a_padded_outer_split_spans_the_domain_left():
     check(sch, from_source(expected))
     verify_numeric(rowsum_4_8, sch.mod)
     verify_trace_roundtrip(sch, rowsum_4_8)
+
+
+@T.prim_func
+def bmm_1x4x6(A: T.Buffer((1, 4, 6), "float32"), B: T.Buffer((1, 6, 6), "float32"),
+              C: T.Buffer((1, 4, 6), "float32")):
+    for b, i, j, k in T.grid(1, 4, 6, 6):
+        with T.block("C"):
+            vb, vi, vj, vk = T.axis.remap("SSSR", [b, i, j, k])
+            with T.init():
+                C[vb, vi, vj] = T.float32(0)
+            C[vb, vi, vj] = C[vb, vi, vj] + A[vb, vi, vk] * B[vb, vk, vj]
+
+
+@T.prim_func
+def bmm_1x4x6_blockized(A: T.Buffer((1, 4, 6), "float32"), B: T.Buffer((1, 6, 6), "float32"),
+                        C: T.Buffer((1, 4, 6), "float32")):
+    for b_0, b_1, b_2_i_j_fused in T.grid(1, 2, 48):
+        with T.block("C_o"):
+            vb_o = T.axis.spatial(1, b_0 * 4 + b_1 * 2 + b_2_i_j_fused // 24)
+            vi_o = T.axis.spatial(4, b_2_i_j_fused % 24 // 6)
+            vj_o = T.axis.spatial(6, b_2_i_j_fused % 6)
+            vk_o = T.axis.reduce(1, 0)
+            T.where(b_0 * 4 + b_1 * 2 + b_2_i_j_fused // 24 < 1)
+            T.reads(A[vb_o, vi_o, 0:6], B[vb_o, 0:6, vj_o])
+            T.writes(C[vb_o, vi_o, vj_o])
+            with T.init():
+                with T.block("C_init"):
+                    T.reads()
+                    T.writes(C[vb_o, vi_o, vj_o])
+                    C[vb_o, vi_o, vj_o] = T.float32(0.0)
+            for k in range(6):
+                with T.block("C"):
+                    vk_i = T.axis.reduce(6, k)
+                    T.reads(C[vb_o, vi_o, vj_o], A[vb_o, vi_o, vk_i], B[vb_o, vk_i, vj_o])
+                    T.writes(C[vb_o, vi_o, vj_o])
+                    C[vb_o, vi_o, vj_o] = C[vb_o, vi_o, vj_o] + A[vb_o, vi_o, vk_i] * B[vb_o, vk_i, vj_o]
+
+
+def test_the_outer_predicate_is_flattened_around_a_division_of_a_fused_loop():
+    # (b_0 * 2 + b_1) * 2 + b_2_i_j_fused // 24 < 1 is written b_0 * 4 + b_1 * 2 + ..., the
+    # division one term of the sum, as TVM writes it
+    sch = tir.Schedule(bmm_1x4x6, debug_mask="all")
+    c = sch.get_block("C")
+    sch.split(sch.get_loops(c)[0], factors=[None, 2, 2])
+    sch.fuse(*sch.get_loops(c)[2:5])
+    sch.blockize(sch.get_loops(c)[3])
+    check(sch, bmm_1x4x6_blockized)
+    verify_numeric(bmm_1x4x6, sch.mod)
+    verify_trace_roundtrip(sch, bmm_1x4x6)
