@@ -57,15 +57,47 @@ def _loop_interference(loop: S.For) -> str | None:
             return (f"in the T.vectorized loop {name!r}, every lane writes "
                     f"{_show(buf, index)}: TVM keeps the last lane's value")
     written = {id(buf) for buf, _ in stores}
+    inner: set = set()
+    units: dict = {}  # a loop of one iteration inside is its start (ax0_1 of compute_at)
+
+    def note(n):
+        if isinstance(n, S.For):
+            inner.add(id(n.loop_var))
+            if isinstance(n.extent, IntImm) and n.extent.value == 1:
+                units[n.loop_var] = n.min
+
+    post_order_visit(loop.body, note)
+    if units:
+        ana = Analyzer()
+        stores = [(b, [ana.simplify(substitute(i, units)) for i in idx]) for b, idx in stores]
+        loads = [(b, [ana.simplify(substitute(i, units)) for i in idx]) for b, idx in loads]
     for buf, index in loads:
         if id(buf) not in written:
             continue
         for sbuf, sindex in stores:
-            if sbuf is buf and _may_meet(index, sindex, var, loop.extent):
+            if sbuf is buf and not _lane_owned(index, sindex, var, inner) and \
+                    _may_meet(index, sindex, var, loop.extent):
                 return (f"in the T.vectorized loop {name!r}, a lane reads "
                         f"{_show(buf, index)}, an element another lane writes "
                         f"({_show(sbuf, sindex)}): TVM reads every lane before any writes")
     return None
+
+
+def _lane_owned(load, store, var, inner: set) -> bool:
+    """Whether some dimension of both accesses is the same expression of the lane ``var``
+    alone (and of loops outside the vectorized one), one-to-one in it: there each lane
+    touches its own elements (``C[ax0, j]`` written and ``C[ax0, k]`` read, ``ax0`` the
+    lane, ``j`` and ``k`` loops inside it)."""
+    ana = Analyzer()
+    for a, b in zip(load, store):
+        if not structural_equal(a, b) or uses_var(a, lambda v: id(v) in inner):
+            continue
+        terms, _ = ana.linear_terms(a)
+        steps = [c for atom, c in terms if atom is var]
+        if steps and steps[0] != 0 and not any(
+                atom is not var and uses_var(atom, lambda v: v is var) for atom, _ in terms):
+            return True
+    return False
 
 
 def _may_meet(load, store, var, extent) -> bool:

@@ -3,6 +3,9 @@ write one element; TVM computes such a loop as one vector operation, lnumpy lane
 
 from __future__ import annotations
 
+import numpy as np
+
+import mlckit
 from mlckit.script import tir as T
 from mlckit.tir.analysis.vector_lanes import interfering_lanes
 
@@ -87,3 +90,43 @@ def one_lane(A: T.Buffer((1, 8), "float32"), B: T.Buffer((1, 8), "float32")):
 def test_a_loop_of_one_lane_does_not_interfere():
     """A fused batch of 1 leaves the store without the loop's variable: one lane writes."""
     assert interfering_lanes(one_lane) is None
+
+
+@T.prim_func(private=True)
+def rows_per_lane(A: T.Buffer((4, 4), "float32"), C: T.Buffer((4, 4), "float32")):
+    C_global = T.alloc_buffer((4, 4))
+    for i in T.vectorized(4):
+        for j in range(4):
+            with T.block("C_global"):
+                vi, vj = T.axis.remap("SS", [i, j])
+                C_global[vi, vj] = A[vi, vj] * T.float32(2)
+        for k in range(4):
+            with T.block("C"):
+                vi, vk = T.axis.remap("SS", [i, k])
+                C[vi, vk] = C_global[vi, vk]
+
+
+@T.prim_func(private=True)
+def rows_and_a_neighbour(A: T.Buffer((5, 4), "float32"), C: T.Buffer((4, 4), "float32")):
+    C_global = T.alloc_buffer((5, 4))
+    for i in T.vectorized(4):
+        for j in range(4):
+            with T.block("C_global"):
+                vi, vj = T.axis.remap("SS", [i, j])
+                C_global[vi, vj] = A[vi, vj] * T.float32(2)
+        for k in range(4):
+            with T.block("C"):
+                vi, vk = T.axis.remap("SS", [i, k])
+                C[vi, vk] = C_global[vi + 1, vk]
+
+
+def test_lanes_each_on_their_own_row_do_not_interfere():
+    # lane i writes C_global[i, j] and reads C_global[i, k]: j and k differ, the row does not
+    assert interfering_lanes(rows_per_lane) is None
+    a = np.arange(16, dtype="float32").reshape(4, 4)
+    c = np.zeros((4, 4), "float32")
+    mlckit.build(rows_per_lane, target="lnumpy")(a, c)  # built lane by lane: TVM's numbers
+    np.testing.assert_array_equal(c, a * 2)
+    assert interfering_lanes(rows_and_a_neighbour) == (
+        "in the T.vectorized loop 'i', a lane reads C_global[i + 1, k], an element another lane "
+        "writes (C_global[i, j]): TVM reads every lane before any writes")

@@ -1,4 +1,6 @@
-"""Random primitive sequences on matmul, conv2d and softmax: each primitive either raises
+"""Random primitive sequences on matmul, conv2d and softmax (loop transformations, compute
+locations, caches, inlining, ``rfactor``, ``blockize``, ``transform_layout`` of the kernel's own
+buffers, ``add_unit_loop``): each primitive either raises
 ScheduleError (and leaves ``sch.mod`` and the trace exactly as they were) or keeps the
 function numerically equal to the original; the trace of what succeeded replays to the same
 module.
@@ -28,8 +30,28 @@ SCOPES = ("global", "shared", "local")
 KINDS = (
     "split", "reorder", "fuse", "parallel", "unroll", "vectorize", "compute_at",
     "reverse_compute_at", "cache_read", "cache_write", "decompose_reduction",
-    "compute_inline", "reverse_compute_inline",
+    "compute_inline", "reverse_compute_inline", "rfactor", "blockize", "transform_layout",
+    "add_unit_loop",
 )
+
+
+def _index_map(data, shape):
+    """A lambda laying out a buffer of ``shape`` anew: its axes permuted, one split by a
+    factor (the remainder innermost; a factor not dividing the extent pads, refused), or
+    two neighbours fused."""
+    n = len(shape)
+    axes = [f"v{d}" for d in range(n)]
+    out = list(axes)
+    kind = data.draw(st.sampled_from(("permute", "pack", "fuse")))
+    d = data.draw(st.integers(0, n - 1))
+    if kind == "permute":
+        out = list(data.draw(st.permutations(axes)))
+    elif kind == "pack":
+        f = data.draw(st.sampled_from((2, 3, 4)))
+        out = out[:d] + [f"{axes[d]} // {f}"] + out[d + 1:] + [f"{axes[d]} % {f}"]
+    elif d + 1 < n:
+        out = out[:d] + [f"{axes[d]} * {shape[d + 1]} + {axes[d + 1]}"] + out[d + 2:]
+    return eval(f"lambda {', '.join(axes)}: ({', '.join(out)},)")  # noqa: S307
 
 
 def _blocks(sch):
@@ -101,6 +123,25 @@ def _step(sch, data, kind):
         sch.compute_inline(block)
     elif kind == "reverse_compute_inline":
         sch.reverse_compute_inline(block)
+    elif kind in ("rfactor", "blockize") and loops:
+        loop = _loop(data, loops, all_loops)
+        if kind == "rfactor":
+            sch.rfactor(loop, data.draw(st.integers(0, 1)))
+        else:
+            sch.blockize(loop, preserve_unit_iters=data.draw(st.booleans()))
+    elif kind == "transform_layout":
+        # the kernel's own buffers: a parameter laid out anew takes other inputs
+        params = {b.name for b in sch.mod["main"].buffer_map.values()}
+        regions = [("write", i, w) for i, w in enumerate(sch.get(block).writes)]
+        regions += [("read", i, r) for i, r in enumerate(sch.get(block).reads)]
+        regions = [x for x in regions if x[2].buffer.name not in params and x[2].buffer.shape]
+        if regions:
+            side, i, region = data.draw(st.sampled_from(regions))
+            shape = [int(e.value) for e in region.buffer.shape]
+            sch.transform_layout(block, (side, i), _index_map(data, shape))
+    elif kind == "add_unit_loop":
+        sch.add_unit_loop(_loop(data, loops, all_loops) if loops and data.draw(st.booleans())
+                          else block)
 
 
 def _effects(sch) -> int:
