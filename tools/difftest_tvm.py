@@ -50,11 +50,13 @@ import argparse
 import difflib
 import json
 import os
+import queue
 import random
 import re
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 import traceback
 
@@ -62,6 +64,7 @@ import numpy as np
 from difftest_kernels import FAMILIES  # beside this script (on sys.path when it runs)
 
 SCOPES = ("global", "shared", "local")
+CASE_SECONDS = 300  # TVM's time for one case before its worker is stopped
 TVM_TARGET = {"kind": "llvm", "num-cores": 1}
 
 # ------------------------------------------------------------------------------------------
@@ -208,24 +211,49 @@ def _tvm_message(err) -> str:
     return f"{type(err).__name__}: {text.strip()}"[:2000]
 
 
-def run_tvm(cases, tvm_python, work_dir, tag):
-    """Results of TVM for ``cases`` (a list of dicts), restarting the worker after a crash."""
+def _read_lines(stream, lines: queue.Queue) -> None:
+    for line in stream:
+        lines.put(line)
+    lines.put(None)
+
+
+def run_tvm(cases, tvm_python, work_dir, tag, case_seconds=CASE_SECONDS):
+    """Results of TVM for ``cases`` (a list of dicts), restarting the worker after a crash,
+    or after a case it spends more than ``case_seconds`` on (TVM 0.27 loops forever on some
+    schedules)."""
     path = os.path.join(work_dir, f"cases_{tag}.json")
     with open(path, "w") as f:
         json.dump(cases, f)
     results, skip = {}, 0
     while skip < len(cases):
-        proc = subprocess.run([tvm_python, os.path.abspath(__file__), "--worker", path,
-                               "--work-dir", work_dir, "--skip", str(skip)],
-                              capture_output=True, text=True)
-        for line in proc.stdout.splitlines():
+        proc = subprocess.Popen([tvm_python, os.path.abspath(__file__), "--worker", path,
+                                 "--work-dir", work_dir, "--skip", str(skip)],
+                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        lines: queue.Queue = queue.Queue()
+        errors: list = []
+        threading.Thread(target=_read_lines, args=(proc.stdout, lines), daemon=True).start()
+        threading.Thread(target=lambda f=proc.stderr, out=errors: out.append(f.read()),
+                         daemon=True).start()
+        stuck = False
+        while True:
+            try:
+                line = lines.get(timeout=case_seconds)
+            except queue.Empty:
+                proc.kill()
+                stuck = True
+                break
+            if line is None:
+                break
             if line.startswith("{"):
                 res = json.loads(line)
                 results[res["id"]] = res
                 skip += 1
-        if proc.returncode != 0 and skip < len(cases):
+        proc.wait()
+        if (stuck or proc.returncode != 0) and skip < len(cases):
             cid = cases[skip]["id"]
-            results[cid] = {"id": cid, "crashed": proc.stderr[-2000:]}
+            why = (f"TVM spent more than {case_seconds} s on this case (stopped)" if stuck
+                   else "".join(errors)[-2000:])
+            results[cid] = {"id": cid, "crashed": why}
             skip += 1
     return results
 

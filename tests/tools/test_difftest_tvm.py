@@ -77,3 +77,23 @@ def test_a_tvm_script_binding_outside_its_domain_is_tvms_fault_when_mlckit_is_so
     # out of bounds, while mlckit's function parses back to itself with the right numbers
     assert _fault(_mlckit(SCRIPT, RIGHT), _tvm(OUT_OF_DOMAIN)) == "tvm_unparsable"
     assert _fault(_mlckit(SCRIPT, RIGHT + 1), _tvm(OUT_OF_DOMAIN)) == "numbers"
+
+
+def test_a_case_tvm_never_finishes_is_stopped_and_the_rest_run(tmp_path):
+    # a stand-in for TVM's worker that answers case 0, loops forever on case 1 and is
+    # started again for case 2
+    worker = tmp_path / "worker.py"
+    worker.write_text(
+        "import json, sys, time\n"
+        "cases = json.load(open(sys.argv[sys.argv.index('--worker') + 1]))\n"
+        "for case in cases[int(sys.argv[sys.argv.index('--skip') + 1]):]:\n"
+        "    if case['id'] == 1:\n"
+        "        time.sleep(60)\n"
+        "    print(json.dumps({'id': case['id'], 'outcomes': []}), flush=True)\n")
+    fake = tmp_path / "python"
+    fake.write_text(f"#!/bin/sh\nexec {sys.executable} {worker} \"$@\"\n")
+    fake.chmod(0o755)
+    cases = [{"id": k} for k in range(3)]
+    results = difftest_tvm.run_tvm(cases, str(fake), str(tmp_path), "t", case_seconds=2)
+    assert results[0] == {"id": 0, "outcomes": []} and results[2] == {"id": 2, "outcomes": []}
+    assert results[1] == {"id": 1, "crashed": "TVM spent more than 2 s on this case (stopped)"}
