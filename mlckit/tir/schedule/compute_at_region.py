@@ -8,7 +8,9 @@ dataflow, disjoint iterations, a consumer reading only what was produced, the bl
 from __future__ import annotations
 
 from mlckit.arith import Analyzer
-from mlckit.arith.analyzer import substitute
+from mlckit.arith.analyzer import substitute, uses_var
+from mlckit.arith.iter_affine_map import detect_iter_map
+from mlckit.arith.iter_map_nodes import Unsupported
 from mlckit.tir import expr as E
 from mlckit.tir import stmt as S
 from mlckit.tir.analysis.var_use import var_ids
@@ -120,6 +122,8 @@ def _check_disjoint(prim, ana, rel, loop_sref, scope, relaxed, bname, dname, rev
             if not ok and shape is not None:
                 ok = _disjoint_as_one_row(ana, rel, shape, lp.loop_var)
             if not ok:
+                ok = _disjoint_by_iter_map(ana, rel, lp)
+            if not ok:
                 what = ("would be computed again, overwriting the partial results of"
                         if not reverse else "would be consumed before it is complete, as it is "
                         "still being updated by")
@@ -155,6 +159,27 @@ def _disjoint_as_one_row(ana, rel, shape, var) -> bool:
         return False
     coef = _coef(ana, ana.simplify(first), var)
     return abs(coef) >= span + 1
+
+
+def _disjoint_by_iter_map(ana, rel, loop) -> bool:
+    """Whether the single indices of the region (``Y[i // 2, 0:12, i % 2]`` of a packed
+    layout) are a one-to-one map of ``loop``'s variable: each iteration has its own."""
+    points = []
+    for dim in rel:
+        if dim is None:
+            continue
+        lo, hi = dim
+        if isinstance(ana.simplify(hi - lo), IntImm) and ana.simplify(hi - lo).value == 0 \
+                and uses_var(lo, lambda v: v is loop.loop_var):
+            points.append(lo)
+    if not points:
+        return False
+    try:
+        sums = detect_iter_map(points, {loop.loop_var: Range(loop.min, loop.extent)},
+                               bijective=True)
+    except Unsupported:
+        return False
+    return sums is not None
 
 
 def _is_complete_or_reduction(block) -> bool:

@@ -52,10 +52,12 @@ def _distinct_vars(indices, block):
     return len({id(i) for i in indices}) == len(indices) == len(ids)
 
 
-def _iterators_from(indices, block, outputs, bijective: bool):
+def _iterators_from(indices, block, outputs, bijective: bool, units_first: bool = False):
     """``block``'s iterators (Var -> PrimExpr) written in ``outputs``, the values that
-    ``indices`` (an affine map of them) take; a unit iterator is its minimum.  None when the
-    indices are not such a map (one-to-one for ``bijective``), or leave an iterator unknown."""
+    ``indices`` (an affine map of them) take; a unit iterator the map leaves out is its
+    minimum (``units_first``: every unit iterator is, as TVM's compute_inline has it).  None
+    when the indices are not such a map (one-to-one for ``bijective``), or leave an iterator
+    unknown."""
     doms = {iv.var: iv.dom for iv in block.iter_vars}
     try:
         sums = detect_iter_map(list(indices), doms, bijective=bijective)
@@ -66,8 +68,8 @@ def _iterators_from(indices, block, outputs, bijective: bool):
         return None
     for iv in block.iter_vars:
         if isinstance(iv.dom.extent, E.IntImm) and iv.dom.extent.value == 1 and \
-                isinstance(iv.dom.min, E.IntImm):
-            inverse.setdefault(iv.var, iv.dom.min)
+                isinstance(iv.dom.min, E.IntImm) and (units_first or iv.var not in inverse):
+            inverse[iv.var] = iv.dom.min
     return inverse if all(iv.var in inverse for iv in block.iter_vars) else None
 
 
@@ -81,7 +83,7 @@ def _stored_value_at(prim, block, store):
         return lambda idx: substitute(store.value, {
             block.iter_vars[order[d]].var: idx[d] for d in range(len(idx))})
     holders = [Var(f"ph_{d}", i.dtype) for d, i in enumerate(store.indices)]
-    inverse = _iterators_from(store.indices, block, holders, bijective=True)
+    inverse = _iterators_from(store.indices, block, holders, bijective=True, units_first=True)
     if inverse is None:
         raise ScheduleError(prim, f"block `{block.name_hint}` stores to `{store.buffer.name}` at "
                             "indices that are not a one-to-one affine map of its iterators "

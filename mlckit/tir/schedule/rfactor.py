@@ -219,7 +219,7 @@ def _check_rfactor(sch, loop, factor_axis) -> _RFactorPlan:
             f"{ndim} dimension(s), so factor_axis must be in [{-(ndim + 1)}, {ndim}]")
     if axis < 0:
         axis += ndim + 1
-    wb_predicate = _writeback_predicate(prim, realize, loops, rf_loop, red_vars)
+    wb_predicate = _writeback_predicate(prim, realize, loops, rf_loop, red_vars, dp_vars)
     return _RFactorPlan(block_sref, realize, loops, rf_loop, red_vars, combiner, identity, lhs,
                         rhs, update, axis, wb_predicate)
 
@@ -230,10 +230,12 @@ def _conjuncts(cond) -> list:
     return [] if isinstance(cond, E.IntImm) and cond.value else [cond]
 
 
-def _writeback_predicate(prim, realize, loops, rf_loop, red_vars) -> E.PrimExpr:
+def _writeback_predicate(prim, realize, loops, rf_loop, red_vars, dp_vars) -> E.PrimExpr:
     """The predicate of the write-back block: the conjuncts of the block's predicate over
     the loops kept around it (its spatial loops and ``rf_loop``).  They bound what it writes
-    (``T.where(n_0 * 2 + n_1 < 3)`` of an uneven split) and which partial results exist.
+    (``T.where(n_0 * 2 + n_1 < 3)`` of an uneven split) and which partial results exist.  A
+    conjunct over loops no iterator of it uses (a split of ``add_unit_loop``'s loop) only
+    repeats the whole write-back, which gives the same result: dropped, as TVM drops it.
 
     A conjunct that also uses a loop only the reduction uses (``k_0 * 4 + k_1 < 10``) is
     dropped, as TVM drops it, when it holds at that loop's first iteration: every partial
@@ -249,9 +251,11 @@ def _writeback_predicate(prim, realize, loops, rf_loop, red_vars) -> E.PrimExpr:
         if id(lp.loop_var) not in removed:
             ana.bind(lp.loop_var, Range(lp.min, lp.extent))
     kept = []
+    bounding = dp_vars | {id(rf_loop.loop_var)}
     for cond in _conjuncts(realize.predicate):
         if not uses_var(cond, lambda v: id(v) in removed):
-            kept.append(cond)
+            if uses_var(cond, lambda v: id(v) in bounding):
+                kept.append(cond)
             continue
         at_first = substitute(cond, {lp.loop_var: lp.min for lp in removed.values()})
         if not ana.can_prove(at_first):

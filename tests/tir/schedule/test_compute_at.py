@@ -621,3 +621,47 @@ def test_reverse_compute_at_of_a_copy_whose_consumer_follows_the_loop_in_a_share
     check(sch, matmul_4_copy_under_init)
     verify_numeric(matmul_4, sch.mod)
     verify_trace_roundtrip(sch, matmul_4)
+
+
+# -- a packed layout: each iteration its own elements (found by tools/difftest_tvm.py) ------
+@T.prim_func
+def scale_add_8x4(A: T.Buffer((8, 4), "float32"), C: T.Buffer((8, 4), "float32")):
+    Y = T.alloc_buffer((8, 4), "float32")
+    for i, j in T.grid(8, 4):
+        with T.block("Y"):
+            vi, vj = T.axis.remap("SS", [i, j])
+            Y[vi, vj] = A[vi, vj] * T.float32(2)
+    for i, j in T.grid(8, 4):
+        with T.block("C"):
+            vi, vj = T.axis.remap("SS", [i, j])
+            C[vi, vj] = Y[vi, vj] + T.float32(1)
+
+
+@T.prim_func
+def scale_add_8x4_packed_at_i(A: T.Buffer((8, 4), "float32"), C: T.Buffer((8, 4), "float32")):
+    Y = T.alloc_buffer((4, 4, 2))
+    for i in range(8):
+        for j in range(4):
+            with T.block("Y"):
+                vi, vj = T.axis.remap("SS", [i, j])
+                T.reads(A[vi, vj])
+                T.writes(Y[vi // 2, vj, vi % 2])
+                Y[vi // 2, vj, vi % 2] = A[vi, vj] * T.float32(2.0)
+        for ax0 in range(4):
+            with T.block("C"):
+                vi, vj = T.axis.remap("SS", [i, ax0])
+                T.reads(Y[vi // 2, vj, vi % 2])
+                T.writes(C[vi, vj])
+                C[vi, vj] = Y[vi // 2, vj, vi % 2] + T.float32(1.0)
+
+
+def test_reverse_compute_at_under_a_loop_writing_a_packed_layout():
+    # iteration i writes Y[i // 2, :, i % 2]: the map i -> (i // 2, i % 2) is one-to-one, so
+    # no two iterations touch the same elements (this was refused), as TVM
+    sch = tir.Schedule(scale_add_8x4, debug_mask="all")
+    sch.transform_layout(sch.get_block("Y"), ("write", 0), lambda i, j: (i // 2, j, i % 2))
+    i, _ = sch.get_loops(sch.get_block("Y"))
+    sch.reverse_compute_at(sch.get_block("C"), i, preserve_unit_loops=False)
+    check(sch, scale_add_8x4_packed_at_i)
+    verify_numeric(scale_add_8x4, sch.mod)
+    verify_trace_roundtrip(sch, scale_add_8x4)

@@ -227,3 +227,37 @@ def test_compute_inline_into_a_blockized_consumer_updates_the_inner_reads():
     check(sch, matmul_6x16_blockized)
     verify_numeric(matmul_6x16, sch.mod)
     verify_trace_roundtrip(sch, matmul_6x16)
+
+
+@T.prim_func
+def scale_add_batch1(A: T.Buffer((1, 8, 6), "float32"), C: T.Buffer((1, 8, 6), "float32")):
+    B = T.alloc_buffer((1, 8, 6), "float32")
+    for n, i, j in T.grid(1, 8, 6):
+        with T.block("B"):
+            vn, vi, vj = T.axis.remap("SSS", [n, i, j])
+            B[vn, vi, vj] = A[vn, vi, vj] * T.float32(2)
+    for n, i, j in T.grid(1, 8, 6):
+        with T.block("C"):
+            vn, vi, vj = T.axis.remap("SSS", [n, i, j])
+            C[vn, vi, vj] = B[vn, vi, vj] + T.float32(1)
+
+
+@T.prim_func
+def scale_add_batch1_inlined(A: T.Buffer((1, 8, 6), "float32"),
+                             C: T.Buffer((1, 8, 6), "float32")):
+    for n, i, j in T.grid(1, 8, 6):
+        with T.block("C"):
+            vn, vi, vj = T.axis.remap("SSS", [n, i, j])
+            T.reads(A[0, vi % 4 + vi // 4 * 4, vj])
+            T.writes(C[vn, vi, vj])
+            C[vn, vi, vj] = A[0, vi % 4 + vi // 4 * 4, vj] * T.float32(2.0) + T.float32(1.0)
+
+
+def test_compute_inline_through_a_map_writes_a_unit_iterator_as_its_minimum():
+    # as TVM: the store B[vn, vi // 4, vj, vi % 4] goes through its inverse, and the unit
+    # iterator vn is 0 there, whatever index the load has
+    sch = tir.Schedule(scale_add_batch1, debug_mask="all")
+    sch.transform_layout(sch.get_block("B"), ("write", 0), lambda n, i, j: (n, i // 4, j, i % 4))
+    sch.compute_inline(sch.get_block("B"))
+    check(sch, scale_add_batch1_inlined)
+    verify_numeric(scale_add_batch1, sch.mod)

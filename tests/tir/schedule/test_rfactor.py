@@ -378,3 +378,34 @@ def test_rfactor_refuses_partial_results_that_would_never_be_computed():
     expect_error(sch, lambda: sch.rfactor(k1, 0), "rfactor",
                  "predicate `k_0 * 4 + k_1 < 2` does not hold at the first iteration",
                  "some partial results of loop `k_1` would never be computed")
+
+
+@T.prim_func
+def rowsum_4_8_repeated_rfactor(A: T.Buffer((4, 8), "float32"), B: T.Buffer((4,), "float32")):
+    B_rf = T.alloc_buffer((8, 4))
+    for u_0, u_1, i, k in T.grid(1, 2, 4, 8):
+        with T.block("B_rf"):
+            vk, vi = T.axis.remap("SS", [k, i])
+            T.where(u_0 * 2 + u_1 < 1)
+            T.reads(A[vi, vk])
+            T.writes(B_rf[vk, vi])
+            B_rf[vk, vi] = A[vi, vk]
+    for u_0, u_1, i, k in T.grid(1, 2, 4, 8):  # noqa: B007 (they only repeat the write-back)
+        with T.block("B"):
+            vk, vi = T.axis.remap("RS", [k, i])
+            T.reads(B_rf[vk, vi])
+            T.writes(B[vi])
+            with T.init():
+                B[vi] = T.float32(0.0)
+            B[vi] = B[vi] + B_rf[vk, vi]
+
+
+def test_the_write_back_drops_a_guard_over_loops_no_iterator_uses():
+    # u_0 * 2 + u_1 < 1 only repeats the whole write-back, which sums the same again: as TVM
+    sch = tir.Schedule(rowsum_4_8, debug_mask="all")
+    b = sch.get_block("B")
+    sch.split(sch.add_unit_loop(sch.get_loops(b)[0]), factors=[None, 2])
+    sch.rfactor(sch.get_loops(b)[3], 0)
+    check(sch, rowsum_4_8_repeated_rfactor)
+    verify_numeric(rowsum_4_8, sch.mod)
+    verify_trace_roundtrip(sch, rowsum_4_8)
