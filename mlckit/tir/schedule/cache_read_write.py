@@ -365,8 +365,15 @@ class CacheReadWriteMixin:
         found_kind, index = self._buffer_arg(prim, block, buffer)
         if found_kind != kind:
             name = buffer if isinstance(buffer, str) else buffer.name
-            raise ScheduleError(prim, f"block `{self.get(block).name_hint}` {found_kind}s buffer "
-                                f"`{name}` but does not {kind} it", [self.get(block)])
+            stmt = self.get(block)
+            regions = stmt.reads if kind == "read" else stmt.writes
+            also = [i for i, r in enumerate(regions) if r.buffer.name == name]
+            if also:  # as TVM: a buffer the block reads and writes, named, is the write
+                raise ScheduleError(prim, f"block `{stmt.name_hint}` reads and writes buffer "
+                                    f"`{name}`, and a buffer name stands for the write (as in "
+                                    f"TVM): pass the {kind} index, {also[0]}", [stmt])
+            raise ScheduleError(prim, f"block `{stmt.name_hint}` {found_kind}s buffer "
+                                f"`{name}` but does not {kind} it", [stmt])
         return index
 
     def _insert_in_scope(self, scope, pos, nest, new_buffer, rw, extra=None):

@@ -369,9 +369,9 @@ class LayoutMixin:
         cands += [("write", i, w.buffer) for i, w in enumerate(bstmt.writes)]
         if isinstance(buffer, str):
             found = {}
-            for kind, i, b in cands:
+            for kind, i, b in cands:  # as TVM: a buffer read and written stands for the write
                 if b.name == buffer:
-                    found.setdefault(id(b), (kind, i))
+                    found[id(b)] = (kind, i)
             if not found:
                 names = sorted({b.name for _, _, b in cands})
                 raise ScheduleError(prim, f"block `{bname}` accesses no buffer named {buffer!r} "

@@ -474,3 +474,24 @@ def test_a_copy_under_the_loops_of_a_non_dividing_split_stays_in_the_buffer(kind
     check(sch, from_source(expected))
     verify_numeric(scale_add_6, sch.mod)  # lnumpy: an access out of bounds raises
     verify_trace_roundtrip(sch, scale_add_6)
+
+
+@T.prim_func
+def double_in_place(A: T.Buffer((8,), "float32")):
+    for i in range(8):
+        with T.block("A"):
+            vi = T.axis.spatial(8, i)
+            A[vi] = A[vi] * T.float32(2)
+
+
+def test_a_buffer_read_and_written_named_is_the_write():
+    # as TVM: block A reads and writes A, and the name stands for the write, so cache_read
+    # by name is refused (TVM: an AssertionError); by its read index it is cached
+    sch = tir.Schedule(double_in_place, debug_mask="all")
+    block = sch.get_block("A")
+    expect_error(sch, lambda: sch.cache_read(block, "A", "local"), "cache_read",
+                 "block `A` reads and writes buffer `A`, and a buffer name stands for the write",
+                 "pass the read index, 0")
+    sch.cache_read(block, 0, "local")
+    assert [b.name for b in sch.mod["main"].body.block.alloc_buffers] == ["A_local"]
+    verify_numeric(double_in_place, sch.mod)
