@@ -11,6 +11,7 @@ from mlckit import tir
 from mlckit.script import tir as T
 
 from .common import check, expect_error, verify_numeric, verify_trace_roundtrip
+from .workloads import scale_add_8x6
 
 
 @T.prim_func
@@ -216,19 +217,6 @@ def test_a_producer_holding_two_inner_writers_is_refused():
 
 
 # -- loads at an affine map of the iterators (found by tools/difftest_tvm.py) ----------------
-@T.prim_func
-def scale_add_8x6(A: T.Buffer((8, 6), "float32"), C: T.Buffer((8, 6), "float32")):
-    B = T.alloc_buffer((8, 6), "float32")
-    for i, j in T.grid(8, 6):
-        with T.block("B"):
-            vi, vj = T.axis.remap("SS", [i, j])
-            B[vi, vj] = A[vi, vj] * T.float32(2)
-    for i, j in T.grid(8, 6):
-        with T.block("C"):
-            vi, vj = T.axis.remap("SS", [i, j])
-            C[vi, vj] = B[vi, vj] + T.float32(1)
-
-
 @T.prim_func
 def scale_add_8x6_packed_reverse_inlined(A: T.Buffer((8, 6), "float32"),
                                          C: T.Buffer((8, 6), "float32")):

@@ -5,10 +5,25 @@ import pytest
 
 import mlckit
 from mlckit import tir
+from mlckit.script import from_source
 from mlckit.script import tir as T
 
 from .common import check, expect_error, verify_numeric, verify_trace_roundtrip
 from .workloads import elementwise, matmul
+
+
+def rowsum(rows, cols):
+    """``B[i]``: the sum of row ``i`` of ``A`` (``rows`` x ``cols``), one reduction block."""
+    return from_source(f'''
+@T.prim_func
+def rowsum(A: T.Buffer(({rows}, {cols}), "float32"), B: T.Buffer(({rows},), "float32")):
+    for i, k in T.grid({rows}, {cols}):
+        with T.block("B"):
+            vi, vk = T.axis.remap("SR", [i, k])
+            with T.init():
+                B[vi] = T.float32(0)
+            B[vi] = B[vi] + A[vi, vk]
+''')
 
 
 @T.prim_func
@@ -186,16 +201,6 @@ def test_rfactor_of_the_only_reduction_loop_writes_a_plain_copy():
 
 # -- names as TVM 0.27 gives them (found by tools/difftest_tvm.py) --------------------------
 @T.prim_func
-def rowsum_4_6(A: T.Buffer((4, 6), "float32"), B: T.Buffer((4,), "float32")):
-    for i, k in T.grid(4, 6):
-        with T.block("B"):
-            vi, vk = T.axis.remap("SR", [i, k])
-            with T.init():
-                B[vi] = T.float32(0)
-            B[vi] = B[vi] + A[vi, vk]
-
-
-@T.prim_func
 def rowsum_4_6_rfactor_cached(A: T.Buffer((4, 6), "float32"), B: T.Buffer((4,), "float32")):
     B_rf = T.alloc_buffer((6, 4))
     B_rf_shared = T.alloc_buffer((6, 4), scope="shared")
@@ -224,7 +229,7 @@ def rowsum_4_6_rfactor_cached(A: T.Buffer((4, 6), "float32"), B: T.Buffer((4,), 
 def test_the_rfactor_buffer_is_named_with_a_dot_rf_suffix():
     # TVM names it "B.rf" (printed B_rf); a cache of it is the block "B.rf_shared", and the
     # name "B_rf_shared" finds nothing
-    sch = tir.Schedule(rowsum_4_6)
+    sch = tir.Schedule(rowsum(4, 6))
     b = sch.get_block("B")
     sch.rfactor(sch.get_loops(b)[1], 0)
     sch.cache_read(b, 0, "shared")
@@ -241,16 +246,6 @@ def test_the_rfactor_buffer_is_named_with_a_dot_rf_suffix():
 
 
 # -- a loop no iterator uses (found by tools/difftest_tvm.py) ---------------------------------
-@T.prim_func
-def rowsum_4_8(A: T.Buffer((4, 8), "float32"), B: T.Buffer((4,), "float32")):
-    for i, k in T.grid(4, 8):
-        with T.block("B"):
-            vi, vk = T.axis.remap("SR", [i, k])
-            with T.init():
-                B[vi] = T.float32(0)
-            B[vi] = B[vi] + A[vi, vk]
-
-
 @T.prim_func
 def rowsum_4_8_rfactor_unit_loop(A: T.Buffer((4, 8), "float32"), B: T.Buffer((4,), "float32")):
     B_rf = T.alloc_buffer((1, 4))
@@ -274,11 +269,11 @@ def rowsum_4_8_rfactor_unit_loop(A: T.Buffer((4, 8), "float32"), B: T.Buffer((4,
 
 def test_rfactor_of_a_unit_loop_no_iterator_uses_adds_a_unit_dimension():
     # as TVM: the loop add_unit_loop puts around the block becomes the rfactor dimension
-    sch = tir.Schedule(rowsum_4_8, debug_mask="all")
+    sch = tir.Schedule(rowsum(4, 8), debug_mask="all")
     sch.rfactor(sch.add_unit_loop(sch.get_block("B")), 0)
     check(sch, rowsum_4_8_rfactor_unit_loop)
-    verify_numeric(rowsum_4_8, sch.mod)
-    verify_trace_roundtrip(sch, rowsum_4_8)
+    verify_numeric(rowsum(4, 8), sch.mod)
+    verify_trace_roundtrip(sch, rowsum(4, 8))
 
 
 @T.prim_func
@@ -300,20 +295,10 @@ def test_rfactor_refuses_a_longer_loop_no_iterator_uses():
     expect_error(sch, lambda: sch.rfactor(u, 0), "rfactor",
                  "loop `u` drives no reduction iterator of block `B`",
                  "every partial result would hold the whole reduction")
-    verify_numeric(rowsum_4_8, sch.mod)
+    verify_numeric(rowsum(4, 8), sch.mod)
 
 
 # -- predicates: what the write-back block keeps (found by tools/difftest_tvm.py) -----------
-@T.prim_func
-def rowsum_3_10(A: T.Buffer((3, 10), "float32"), B: T.Buffer((3,), "float32")):
-    for i, k in T.grid(3, 10):
-        with T.block("B"):
-            vi, vk = T.axis.remap("SR", [i, k])
-            with T.init():
-                B[vi] = T.float32(0)
-            B[vi] = B[vi] + A[vi, vk]
-
-
 @T.prim_func
 def rowsum_3_10_uneven_rfactor(A: T.Buffer((3, 10), "float32"), B: T.Buffer((3,), "float32")):
     B_rf = T.alloc_buffer((4, 3))
@@ -345,7 +330,7 @@ def test_the_write_back_keeps_the_predicate_of_the_spatial_loops(target):
     # i (3) split by 2 has a fourth row i_0 * 2 + i_1 == 3: the write-back must not write it
     # (TVM 0.27 drops the whole predicate there, and writes B[3] out of bounds); the part
     # over k_0 holds at k_0 == 0, so every partial result is initialized: dropped, as TVM
-    sch = tir.Schedule(rowsum_3_10, debug_mask="all")
+    sch = tir.Schedule(rowsum(3, 10), debug_mask="all")
     b = sch.get_block("B")
     i, k = sch.get_loops(b)
     sch.split(i, factors=[2, None])
@@ -356,23 +341,13 @@ def test_the_write_back_keeps_the_predicate_of_the_spatial_loops(target):
     out = np.zeros(3, "float32")
     mlckit.build(sch.mod["main"], target=target)(a, out)
     np.testing.assert_allclose(out, a.sum(axis=1), rtol=1e-5)
-    verify_trace_roundtrip(sch, rowsum_3_10)
-
-
-@T.prim_func
-def rowsum_4_2(A: T.Buffer((4, 2), "float32"), B: T.Buffer((4,), "float32")):
-    for i, k in T.grid(4, 2):
-        with T.block("B"):
-            vi, vk = T.axis.remap("SR", [i, k])
-            with T.init():
-                B[vi] = T.float32(0)
-            B[vi] = B[vi] + A[vi, vk]
+    verify_trace_roundtrip(sch, rowsum(3, 10))
 
 
 def test_rfactor_refuses_partial_results_that_would_never_be_computed():
     # k (2) split by 4: k_1 in {2, 3} never runs, so B_rf[2] and B_rf[3] would keep whatever
     # the memory held, and B would sum it (TVM 0.27 computes nan here)
-    sch = tir.Schedule(rowsum_4_2)
+    sch = tir.Schedule(rowsum(4, 2))
     _, k = sch.get_loops(sch.get_block("B"))
     _, k1 = sch.split(k, factors=[None, 4])
     expect_error(sch, lambda: sch.rfactor(k1, 0), "rfactor",
@@ -402,10 +377,10 @@ def rowsum_4_8_repeated_rfactor(A: T.Buffer((4, 8), "float32"), B: T.Buffer((4,)
 
 def test_the_write_back_drops_a_guard_over_loops_no_iterator_uses():
     # u_0 * 2 + u_1 < 1 only repeats the whole write-back, which sums the same again: as TVM
-    sch = tir.Schedule(rowsum_4_8, debug_mask="all")
+    sch = tir.Schedule(rowsum(4, 8), debug_mask="all")
     b = sch.get_block("B")
     sch.split(sch.add_unit_loop(sch.get_loops(b)[0]), factors=[None, 2])
     sch.rfactor(sch.get_loops(b)[3], 0)
     check(sch, rowsum_4_8_repeated_rfactor)
-    verify_numeric(rowsum_4_8, sch.mod)
-    verify_trace_roundtrip(sch, rowsum_4_8)
+    verify_numeric(rowsum(4, 8), sch.mod)
+    verify_trace_roundtrip(sch, rowsum(4, 8))

@@ -57,3 +57,16 @@ def conv2d_nchw(A: T.Buffer((1, 2, 4, 4), "float32"), W: T.Buffer((3, 2, 3, 3), 
 
 
 softmax = make_softmax(4, 8)
+
+
+@T.prim_func
+def scale_add_8x6(A: T.Buffer((8, 6), "float32"), C: T.Buffer((8, 6), "float32")):
+    B = T.alloc_buffer((8, 6), "float32")
+    for i, j in T.grid(8, 6):
+        with T.block("B"):
+            vi, vj = T.axis.remap("SS", [i, j])
+            B[vi, vj] = A[vi, vj] * T.float32(2)
+    for i, j in T.grid(8, 6):
+        with T.block("C"):
+            vi, vj = T.axis.remap("SS", [i, j])
+            C[vi, vj] = B[vi, vj] + T.float32(1)
