@@ -20,6 +20,7 @@ from __future__ import annotations
 from mlckit.tir import expr as E
 from mlckit.tir.expr import IntImm, PrimExpr, Var
 
+from .iter_affine_map import detect_iter_map
 from .iter_map_nodes import IterSplit, IterSum, Unsupported
 
 
@@ -41,6 +42,17 @@ def inverse_affine_iter_map(sums: list[IterSum], outputs: list[PrimExpr]) -> dic
         else:
             _to_mark(node, E.mul(value, _const(value, node.lower_factor)), backprop, inverse)
     return inverse
+
+
+def invert(indices, input_iters: dict, outputs) -> dict | None:
+    """The iterators of ``input_iters`` (Var -> Range) written in ``outputs``, the values
+    ``indices`` take, when the indices are a one-to-one affine map of them; None when they
+    are not (or are outside this port)."""
+    try:
+        sums = detect_iter_map(list(indices), input_iters, bijective=True)
+        return inverse_affine_iter_map(sums, list(outputs)) if sums is not None else None
+    except Unsupported:
+        return None
 
 
 def _const(like: PrimExpr, value: int) -> IntImm:

@@ -7,7 +7,7 @@ import itertools
 import pytest
 
 from mlckit.arith.iter_affine_map import detect_iter_map
-from mlckit.arith.iter_map_inverse import inverse_affine_iter_map
+from mlckit.arith.iter_map_inverse import inverse_affine_iter_map, invert
 from mlckit.tir import expr as E
 from mlckit.tir.expr import IntImm, Range, Var
 from mlckit.tir.traversal import substitute
@@ -44,6 +44,8 @@ def test_the_inverse_gives_back_every_point(name):
     sums = detect_iter_map(indices, DOMS, bijective=True)
     inverse = inverse_affine_iter_map(sums, P[:len(indices)])
     assert set(inverse) == {vi, vj}
+    assert {str(k): str(v) for k, v in invert(indices, DOMS, P[:len(indices)]).items()} == \
+        {str(k): str(v) for k, v in inverse.items()}
     for x, y in itertools.product(range(8), range(6)):
         outputs = {p: _value(e, {vi: x, vj: y}) for p, e in zip(P, indices)}
         assert (_value(inverse[vi], outputs), _value(inverse[vj], outputs)) == (x, y)
@@ -62,3 +64,4 @@ def test_the_inverse_of_a_packed_layout_as_tvm_writes_it():
 def test_a_map_that_is_not_one_to_one_is_not_bijective(indices):
     assert detect_iter_map(indices, DOMS) is not None  # still surjective
     assert detect_iter_map(indices, DOMS, bijective=True) is None
+    assert invert(indices, DOMS, P[:len(indices)]) is None

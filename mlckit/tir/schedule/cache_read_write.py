@@ -130,9 +130,9 @@ def _copy_block(name, src, dst, bounds, buffer, loops_above=()):
     point = [Range(i, IntImm(i.dtype, 1)) for i in idx]
     block = S.Block(ivs, [BufferRegion(src, point)], [BufferRegion(dst, point)], name,
                     S.BufferStore(dst, E.BufferLoad(src, idx), idx))
-    predicate = guards[0] if guards else E.convert(True)
-    for guard in guards[1:]:
-        predicate = E.And(predicate, guard)
+    predicate = E.convert(True)
+    for guard in guards:
+        predicate = E.logical_and(predicate, guard)
     nest = S.BlockRealize(values, predicate, block)
     for ax, ext in reversed(loops):
         nest = S.For(ax, IntImm(ax.dtype, 0), IntImm(ax.dtype, ext), S.ForKind.SERIAL, nest)

@@ -17,9 +17,7 @@ from dataclasses import dataclass
 
 from mlckit.arith import Analyzer
 from mlckit.arith.analyzer import uses_var
-from mlckit.arith.iter_affine_map import detect_iter_map
-from mlckit.arith.iter_map_inverse import inverse_affine_iter_map
-from mlckit.arith.iter_map_nodes import Unsupported
+from mlckit.arith.iter_map_inverse import invert
 from mlckit.tir import expr as E
 from mlckit.tir import stmt as S
 from mlckit.tir.expr import IntImm, Range, Var
@@ -362,61 +360,53 @@ def _block_var_ranges(outer, bstmt, need, reverse) -> dict:
         rel = need.get(id(reg.buffer))
         if rel is None:
             continue
-        affine = _affine_var_ranges(outer, bstmt, reg.region, rel)
-        for key, (lo, hi) in affine.items():
+        ranges = _affine_var_ranges(outer, bstmt, reg.region, rel) or \
+            _dimwise_var_ranges(outer, bstmt, reg.region, rel)
+        for key, (lo, hi) in ranges:
             if key in var_range and not reverse:
                 plo, phi = var_range[key]
                 lo = outer.simplify(E.min_expr(plo, lo))
                 hi = outer.simplify(E.max_expr(phi, hi))
             var_range[key] = (lo, hi)
-        if affine:
-            continue
-        for rng, dim in zip(reg.region, rel):
-            if dim is None:
-                continue
-            base, offset = _var_plus_const(rng.min, bstmt.iter_vars)
-            if base is None:
-                continue
-            if not (isinstance(rng.extent, IntImm) and rng.extent.value == 1):
-                continue
-            lo = outer.simplify(dim[0] - offset)
-            hi = outer.simplify(dim[1] - offset)
-            if id(base) in var_range and not reverse:
-                plo, phi = var_range[id(base)]
-                lo = outer.simplify(E.min_expr(plo, lo))
-                hi = outer.simplify(E.max_expr(phi, hi))
-            var_range[id(base)] = (lo, hi)
     return var_range
 
 
-def _affine_var_ranges(outer, bstmt, region, rel) -> dict:
-    """id(block var) -> its (lo, hi) under the loop, when the block touches one element of
+def _dimwise_var_ranges(outer, bstmt, region, rel) -> list:
+    """(id(block var), (lo, hi)) for each dimension of ``region`` indexed by ``v + c``."""
+    out = []
+    for rng, dim in zip(region, rel):
+        if dim is None or not (isinstance(rng.extent, IntImm) and rng.extent.value == 1):
+            continue
+        base, offset = _var_plus_const(rng.min, bstmt.iter_vars)
+        if base is not None:
+            out.append((id(base), (outer.simplify(dim[0] - offset),
+                                   outer.simplify(dim[1] - offset))))
+    return out
+
+
+def _affine_var_ranges(outer, bstmt, region, rel) -> list:
+    """(id(block var), (lo, hi)) for each iterator, when the block touches one element of
     ``region`` that is not indexed by ``v + c`` in every dimension but by a one-to-one affine
     map of its iterators (``C[vi * 4 + vj]`` of a flattened layout): the map's inverse
     relaxed over the region needed (TVM's ``UpdateBlockVarDomainAffine``).  Empty otherwise:
     the dimensions are matched one by one."""
     if any(dim is None for dim in rel) or not all(
             isinstance(r.extent, IntImm) and r.extent.value == 1 for r in region):
-        return {}
+        return []
     indices = [r.min for r in region]
     if all(_var_plus_const(i, bstmt.iter_vars)[0] is not None for i in indices):
-        return {}
+        return []
     holders = [Var(f"p{d}", i.dtype) for d, i in enumerate(indices)]
-    try:
-        sums = detect_iter_map(indices, {iv.var: iv.dom for iv in bstmt.iter_vars},
-                               bijective=True)
-        inverse = inverse_affine_iter_map(sums, holders) if sums is not None else None
-    except Unsupported:
-        return {}
+    inverse = invert(indices, {iv.var: iv.dom for iv in bstmt.iter_vars}, holders)
     if inverse is None:
-        return {}
+        return []
     dom = {h: Range(lo, outer.simplify(hi - lo + 1)) for h, (lo, hi) in zip(holders, rel)}
-    out = {}
+    out = []
     for var, value in inverse.items():
         bound = outer.int_set(value, dom)
         if bound is None:
-            return {}
-        out[id(var)] = (outer.simplify(bound.min_value), outer.simplify(bound.max_value))
+            return []
+        out.append((id(var), (outer.simplify(bound.min_value), outer.simplify(bound.max_value))))
     return out
 
 

@@ -164,14 +164,8 @@ def _disjoint_as_one_row(ana, rel, shape, var) -> bool:
 def _disjoint_by_iter_map(ana, rel, loop) -> bool:
     """Whether the single indices of the region (``Y[i // 2, 0:12, i % 2]`` of a packed
     layout) are a one-to-one map of ``loop``'s variable: each iteration has its own."""
-    points = []
-    for dim in rel:
-        if dim is None:
-            continue
-        lo, hi = dim
-        if isinstance(ana.simplify(hi - lo), IntImm) and ana.simplify(hi - lo).value == 0 \
-                and uses_var(lo, lambda v: v is loop.loop_var):
-            points.append(lo)
+    points = [lo for lo, hi in filter(None, rel)
+              if _is_zero(ana.simplify(hi - lo)) and uses_var(lo, lambda v: v is loop.loop_var)]
     if not points:
         return False
     try:
@@ -180,6 +174,10 @@ def _disjoint_by_iter_map(ana, rel, loop) -> bool:
     except Unsupported:
         return False
     return sums is not None
+
+
+def _is_zero(e) -> bool:
+    return isinstance(e, IntImm) and e.value == 0
 
 
 def _is_complete_or_reduction(block) -> bool:

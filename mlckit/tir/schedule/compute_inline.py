@@ -13,9 +13,7 @@ iterators in the indices of the other side.
 from __future__ import annotations
 
 from mlckit.arith.analyzer import Analyzer, substitute
-from mlckit.arith.iter_affine_map import detect_iter_map
-from mlckit.arith.iter_map_inverse import inverse_affine_iter_map
-from mlckit.arith.iter_map_nodes import Unsupported
+from mlckit.arith.iter_map_inverse import invert
 from mlckit.ir import structural_equal
 from mlckit.tir import expr as E
 from mlckit.tir import stmt as S
@@ -52,18 +50,12 @@ def _distinct_vars(indices, block):
     return len({id(i) for i in indices}) == len(indices) == len(ids)
 
 
-def _iterators_from(indices, block, outputs, bijective: bool, units_first: bool = False):
+def _iterators_from(indices, block, outputs, units_first: bool = False):
     """``block``'s iterators (Var -> PrimExpr) written in ``outputs``, the values that
-    ``indices`` (an affine map of them) take; a unit iterator the map leaves out is its
-    minimum (``units_first``: every unit iterator is, as TVM's compute_inline has it).  None
-    when the indices are not such a map (one-to-one for ``bijective``), or leave an iterator
-    unknown."""
-    doms = {iv.var: iv.dom for iv in block.iter_vars}
-    try:
-        sums = detect_iter_map(list(indices), doms, bijective=bijective)
-        inverse = inverse_affine_iter_map(sums, list(outputs)) if sums is not None else None
-    except Unsupported:
-        return None
+    ``indices`` (a one-to-one affine map of them) take; a unit iterator the map leaves out
+    is its minimum (``units_first``: every unit iterator is, as TVM's compute_inline has
+    it).  None when the indices are not such a map, or leave an iterator unknown."""
+    inverse = invert(indices, {iv.var: iv.dom for iv in block.iter_vars}, outputs)
     if inverse is None:
         return None
     for iv in block.iter_vars:
@@ -83,7 +75,7 @@ def _stored_value_at(prim, block, store):
         return lambda idx: substitute(store.value, {
             block.iter_vars[order[d]].var: idx[d] for d in range(len(idx))})
     holders = [Var(f"ph_{d}", i.dtype) for d, i in enumerate(store.indices)]
-    inverse = _iterators_from(store.indices, block, holders, bijective=True, units_first=True)
+    inverse = _iterators_from(store.indices, block, holders, units_first=True)
     if inverse is None:
         raise ScheduleError(prim, f"block `{block.name_hint}` stores to `{store.buffer.name}` at "
                             "indices that are not a one-to-one affine map of its iterators "
@@ -318,7 +310,7 @@ class ComputeInlineMixin:
         else:  # as TVM: the loads are an affine map of the consumer's iterators, inverted;
             # one-to-one, where TVM takes any map: two points of the consumer reading one
             # element (B[vi // 2]) cannot both be written where that element is stored
-            vmap = _iterators_from(first, cstmt, pstore.indices, bijective=True)
+            vmap = _iterators_from(first, cstmt, pstore.indices)
             if vmap is None:
                 raise ScheduleError(
                     prim, f"block `{name}` loads `{buf.name}` at indices that are not a "

@@ -20,7 +20,7 @@ from .error import ScheduleError
 from .instruction import primitive
 from .ir_utils import Rewrite, realizes_under, replace_stmts, substitute_stmt, walk
 from .query import child_block_srefs, describe_loop, loop_srefs, scope_sref
-from .reduction import single_child_realize
+from .reduction import _conjuncts, single_child_realize
 from .rv import BlockRV
 
 
@@ -224,12 +224,6 @@ def _check_rfactor(sch, loop, factor_axis) -> _RFactorPlan:
                         rhs, update, axis, wb_predicate)
 
 
-def _conjuncts(cond) -> list:
-    if isinstance(cond, E.And):
-        return _conjuncts(cond.a) + _conjuncts(cond.b)
-    return [] if isinstance(cond, E.IntImm) and cond.value else [cond]
-
-
 def _writeback_predicate(prim, realize, loops, rf_loop, red_vars, dp_vars) -> E.PrimExpr:
     """The predicate of the write-back block: the conjuncts of the block's predicate over
     the loops kept around it (its spatial loops and ``rf_loop``).  They bound what it writes
@@ -266,9 +260,9 @@ def _writeback_predicate(prim, realize, loops, rf_loop, red_vars, dp_vars) -> E.
                 f"results of loop {describe_loop(rf_loop)} would never be computed and their sum "
                 "would read uninitialized memory (rfactor a loop whose every iteration does "
                 "work, e.g. of a split whose factors divide the extent)", [rf_loop, block])
-    predicate = kept[0] if kept else E.convert(True)
-    for cond in kept[1:]:
-        predicate = E.And(predicate, cond)
+    predicate = E.convert(True)
+    for cond in kept:
+        predicate = E.logical_and(predicate, cond)
     return predicate
 
 
