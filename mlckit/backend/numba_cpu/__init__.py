@@ -20,8 +20,9 @@ for C-contiguous arrays of the buffers' dtypes when it is built; a PrimFunc with
 TVM's codegen does; a call whose written array overlaps another argument is refused).  Once
 kernels of the same argument types repeat, a kernel has no CPython wrapper of its own: it
 is called through the entry of its number of arguments (``numba_cpu.entry``).  Numba compiles
-it through its pipeline less the passes that find nothing in generated code, reusing the
-types of calls on numbers found before (``numba_cpu.kernel_pipeline``).  ``f.source`` is
+it through its pipeline less the passes that find nothing in generated code, its ``range``
+loops compiled as counted loops (``numba_cpu.counted_range``), reusing the types of calls
+on numbers found before (``numba_cpu.kernel_pipeline``).  ``f.source`` is
 the generated module, for learners to read.  The generator only prints: what makes the
 code fast is in the passes.
 
@@ -116,7 +117,7 @@ _ON_OPTIONS = ("disable-licm-promotion",)
 # written into every generated module, so that Numba's on-disk cache of code compiled
 # under another pipeline is not reused
 NUMBA_PASSES = ("Numba: its nopython pipeline less the passes for closures and array "
-                "expressions (numba_cpu.kernel_pipeline)")
+                "expressions, its range loops counted (numba_cpu.kernel_pipeline)")
 PIPELINE = ("LLVM: SLP vectorizer on, no partial loop unrolling, no LICM promotion "
             "(numba_cpu.llvm_pipeline)")
 ENTRY = ("called through numba_cpu.entry, shared by kernels of the same argument types, once "

@@ -23,6 +23,10 @@ side by side, docs/performance.md).  An answer only depends on the function's ty
 the argument types; registering new overloads for a function gives it a new type, so no
 stale answer is reused.
 
+Its ``for`` loops over ``range`` are compiled as counted loops (``counted_range``: no
+trip-count division, no zero-step check; ~12 % less to compile a distinct ``mm_relu``
+schedule).
+
 A kernel of parallel loops (``prange``: Numba's parfor passes expect closures inlined) or
 in object mode is compiled with Numba's default pipeline.
 
@@ -33,7 +37,7 @@ Before (Numba's ``Compiler``)::
 
 After (``KernelCompiler``)::
 
-    ... with_lifting, rewrite_semantic_constants, ...
+    ... ir_processing, counted_range_loops, with_lifting, rewrite_semantic_constants, ...
     ... nopython_type_inference_reusing_call_types, strip_phis, inline_overloads, ...
 
 Example::
@@ -59,7 +63,9 @@ from numba.core.typed_passes import (
     NopythonRewrites,
     NopythonTypeInference,
 )
-from numba.core.untyped_passes import InlineClosureLikes
+from numba.core.untyped_passes import InlineClosureLikes, IRProcessing
+
+from .counted_range import CountedRangeLoops
 
 __all__ = ["Compiler", "KernelCompiler", "LEFT_OUT", "TypeInferenceReusingCallTypes",
            "call_types"]
@@ -119,8 +125,9 @@ _REPLACED = {NopythonTypeInference: TypeInferenceReusingCallTypes}
 
 
 class KernelCompiler(CompilerBase):
-    """Numba's nopython pipeline without :data:`LEFT_OUT`, its type inference reusing call
-    types; Numba's default for a kernel of parallel loops or in object mode."""
+    """Numba's nopython pipeline without :data:`LEFT_OUT`, its ``range`` loops counted
+    (:class:`~.counted_range.CountedRangeLoops`), its type inference reusing call types;
+    Numba's default for a kernel of parallel loops or in object mode."""
 
     def define_pipelines(self):
         state = self.state
@@ -130,7 +137,10 @@ class KernelCompiler(CompilerBase):
         for part in (DefaultPassBuilder.define_untyped_pipeline(state),
                      DefaultPassBuilder.define_typed_pipeline(state),
                      DefaultPassBuilder.define_nopython_lowering_pipeline(state)):
-            pipeline.passes.extend((_REPLACED.get(cls, cls), what) for cls, what in part.passes
-                                   if cls not in LEFT_OUT)
+            for cls, what in part.passes:
+                if cls not in LEFT_OUT:
+                    pipeline.passes.append((_REPLACED.get(cls, cls), what))
+                if cls is IRProcessing:
+                    pipeline.passes.append((CountedRangeLoops, "range loops counted"))
         pipeline.finalize()
         return [pipeline]

@@ -36,7 +36,7 @@ from numba.core.datamodel import models, register_default
 from numba.core.imputils import impl_ret_borrowed, lower_builtin
 from numba.extending import intrinsic
 
-__all__ = ["FlatRow", "flat_view"]
+__all__ = ["FlatRow", "array_field", "array_value", "flat_view"]
 
 
 def _arrayobj():
@@ -71,6 +71,24 @@ class FlatRow(types.Array):
 register_default(FlatRow)(models.ArrayModel)
 
 
+def array_field(context, builder, array_type, value, name: str):
+    """Field ``name`` (``data``, ``nitems``, ``shape``, ...) of the array struct ``value``,
+    taken out of the value itself: no copy of the struct on the stack, as Numba's array
+    helpers make, for LLVM's passes to take apart again."""
+    position = context.data_model_manager[array_type].get_field_position(name)
+    return builder.extract_value(value, position)
+
+
+def array_value(context, builder, array_type, **fields):
+    """The struct value of an array of ``array_type`` with ``fields`` (``meminfo`` and
+    ``parent`` left null where not given), built in registers."""
+    model = context.data_model_manager[array_type]
+    value = cgutils.get_null_value(context.get_value_type(array_type))
+    for name, field in fields.items():
+        value = builder.insert_value(value, field, model.get_field_position(name))
+    return value
+
+
 @intrinsic
 def flat_view(typingctx, ary):
     """The elements of the C-contiguous array ``ary`` as a 1-D view (no copy).
@@ -84,38 +102,41 @@ def flat_view(typingctx, ary):
     row = FlatRow(ary.dtype, readonly=not ary.mutable)
 
     def codegen(context, builder, signature, args):
-        arrayobj = _arrayobj()
-        src = arrayobj.make_array(ary)(context, builder, args[0])
-        view = arrayobj.make_array(row)(context, builder)
-        arrayobj.populate_array(view, data=src.data,
-                                shape=cgutils.pack_array(builder, [src.nitems]),
-                                strides=cgutils.pack_array(builder, [src.itemsize]),
-                                itemsize=src.itemsize, meminfo=src.meminfo, parent=src.parent)
-        return impl_ret_borrowed(context, builder, row, view._getvalue())
+        def field(name):
+            return array_field(context, builder, ary, args[0], name)
+
+        view = array_value(context, builder, row, meminfo=field("meminfo"),
+                           parent=field("parent"), nitems=field("nitems"),
+                           itemsize=field("itemsize"), data=field("data"),
+                           shape=cgutils.pack_array(builder, [field("nitems")]),
+                           strides=cgutils.pack_array(builder, [field("itemsize")]))
+        return impl_ret_borrowed(context, builder, row, view)
 
     return row(ary), codegen
+
+
+def _element(context, builder, row_type, row, index, index_type):
+    """The pointer to element ``index`` of the view ``row``: its data pointer, taken out of
+    the array's struct value, plus the offset (no array struct is rebuilt on the stack)."""
+    data = array_field(context, builder, row_type, row, "data")
+    return builder.gep(data, [context.cast(builder, index, index_type, types.intp)],
+                       inbounds=True)
 
 
 @lower_builtin(operator.getitem, FlatRow, types.Integer)
 def _load(context, builder, sig, args):
     row_type, index_type = sig.args
-    arrayobj = _arrayobj()
-    row = arrayobj.make_array(row_type)(context, builder, args[0])
-    index = context.cast(builder, args[1], index_type, types.intp)
-    value = arrayobj.load_item(context, builder, row_type,
-                               builder.gep(row.data, [index], inbounds=True))
+    pointer = _element(context, builder, row_type, args[0], args[1], index_type)
+    value = _arrayobj().load_item(context, builder, row_type, pointer)
     return impl_ret_borrowed(context, builder, sig.return_type, value)
 
 
 @lower_builtin(operator.setitem, FlatRow, types.Integer, types.Any)
 def _store(context, builder, sig, args):
     row_type, index_type, value_type = sig.args
-    arrayobj = _arrayobj()
-    row = arrayobj.make_array(row_type)(context, builder, args[0])
-    index = context.cast(builder, args[1], index_type, types.intp)
+    pointer = _element(context, builder, row_type, args[0], args[1], index_type)
     value = context.cast(builder, args[2], value_type, row_type.dtype)
-    arrayobj.store_item(context, builder, row_type, value,
-                        builder.gep(row.data, [index], inbounds=True))
+    _arrayobj().store_item(context, builder, row_type, value, pointer)
     return context.get_dummy_value()
 
 

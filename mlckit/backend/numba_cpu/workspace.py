@@ -17,7 +17,9 @@ runtime off (``@njit(_nrt=False)``): no reference counting to emit and optimize 
 distinct ``mm_relu`` schedule compiles ~9 % faster), and loading it from Numba's disk
 cache neither initializes the runtime nor imports ``numba.np.arrayobj`` (``cache_load``).
 
-A workspace is an ordinary C-contiguous array to the code that uses it, its memory aligned
+A workspace is a C-contiguous array to the code that uses it (a 1-D one, the flat buffer
+lowered TIR allocates, a ``views.FlatRow``: indexed at TIR's offsets, without Python's
+negative-index wraparound, as the parameters' flat views are), its memory aligned
 to 64 bytes (TVM's ``kAllocAlignment``), taken from ``PyMem_RawMalloc`` (thread-safe
 without the GIL, and found in every CPython process, as the other ``Py*`` functions
 Numba's code calls).  It has no owner to count references for (a null ``meminfo``, which
@@ -43,11 +45,13 @@ Example::
 
 from __future__ import annotations
 
+import functools
+
 from llvmlite import ir
 from numba.core import cgutils, types
 from numba.extending import intrinsic
 
-from .views import _arrayobj
+from .views import FlatRow, array_field, array_value
 
 __all__ = ["ALIGNMENT", "workspace_alloc", "workspace_free"]
 
@@ -80,10 +84,11 @@ def workspace_alloc(typingctx, shape, dtype):
     if not isinstance(dtype, (types.NumberClass, types.DType)):
         return None
     element = dtype.dtype
-    array_type = types.Array(element, len(shape.types), "C")
+    # a flat buffer (as lowered TIR allocates them) is a row indexed as the views are
+    rank = len(shape.types)
+    array_type = FlatRow(element) if rank == 1 else types.Array(element, rank, "C")
 
     def codegen(context, builder, signature, args):
-        arrayobj = _arrayobj()
         intp = context.get_value_type(types.intp)
         dims = [context.cast(builder, v, t, types.intp)
                 for v, t in zip(cgutils.unpack_tuple(builder, args[0]), shape.types)]
@@ -119,12 +124,11 @@ def workspace_alloc(typingctx, shape, dtype):
         header = builder.inttoptr(builder.sub(aligned, ir.Constant(intp, _HEADER)),
                                   _I8P.as_pointer())
         builder.store(raw, header)
-        array = arrayobj.make_array(array_type)(context, builder)
         data = builder.inttoptr(aligned, context.get_data_type(element).as_pointer())
-        arrayobj.populate_array(array, data=data, shape=cgutils.pack_array(builder, dims),
-                       strides=cgutils.pack_array(builder, strides), itemsize=itemsize,
-                       meminfo=None)
-        return array._getvalue()
+        nitems = functools.reduce(lambda a, b: builder.mul(a, b, flags=["nsw"]), dims)
+        return array_value(context, builder, array_type, nitems=nitems, itemsize=itemsize,
+                           data=data, shape=cgutils.pack_array(builder, dims),
+                           strides=cgutils.pack_array(builder, strides))
 
     return array_type(shape, dtype), codegen
 
@@ -141,7 +145,7 @@ def workspace_free(typingctx, array):
         return None
 
     def codegen(context, builder, signature, args):
-        data = _arrayobj().make_array(array)(context, builder, args[0]).data
+        data = array_field(context, builder, array, args[0], "data")
         intp = context.get_value_type(types.intp)
         header = builder.sub(builder.ptrtoint(data, intp), ir.Constant(intp, _HEADER))
         raw = builder.load(builder.inttoptr(header, _I8P.as_pointer()))

@@ -1,7 +1,7 @@
 # ruff: noqa - golden file of tests/backend/test_golden.py (generated source)
 """PrimFunc 'mm_relu' compiled by mlckit.backend.numba_cpu (generated)."""
 
-# Numba: its nopython pipeline less the passes for closures and array expressions (numba_cpu.kernel_pipeline)
+# Numba: its nopython pipeline less the passes for closures and array expressions, its range loops counted (numba_cpu.kernel_pipeline)
 # LLVM: SLP vectorizer on, no partial loop unrolling, no LICM promotion (numba_cpu.llvm_pipeline)
 # called through numba_cpu.entry, shared by kernels of the same argument types, once they repeat (entry.ready); else through its own CPython wrapper
 # tir.noalias: the arrays never overlap; compiled with Numba's noalias flag, as TVM's codegen marks the buffers' pointers

@@ -1,6 +1,7 @@
 """Generated kernels compile through Numba's pipeline less the passes that find nothing in
-them (closures, array expressions), typing a call on numbers once per process: the same
-machine code, a shorter compile; a kernel of parallel loops through Numba's own pipeline."""
+them (closures, array expressions), their ``range`` loops counted (test_counted_range.py),
+typing a call on numbers once per process: the same machine code as Numba's pipeline with
+counted loops, a shorter compile; a kernel of parallel loops through Numba's own pipeline."""
 
 from __future__ import annotations
 
@@ -8,10 +9,13 @@ import re
 
 import numpy as np
 from numba import float32, njit, types
+from numba.core.compiler import CompilerBase, DefaultPassBuilder
+from numba.core.untyped_passes import IRProcessing
 
 from mlckit import tir
 from mlckit.backend import numba_cpu
-from mlckit.backend.numba_cpu.kernel_pipeline import Compiler, KernelCompiler, call_types
+from mlckit.backend.numba_cpu.counted_range import CountedRangeLoops
+from mlckit.backend.numba_cpu.kernel_pipeline import KernelCompiler, call_types
 
 from ...kernels import make_matmul, mm_relu, tile_matmul
 
@@ -97,13 +101,24 @@ def _optimized_llvm(source: str, pipeline_class) -> str:
     return re.sub(r"\[\d+ x i8\] c\"missing Environment", "c\"missing Environment", llvm)
 
 
-def test_the_pipeline_changes_nothing_in_the_machine_code():
+class NumbasPipelineCountingLoops(CompilerBase):
+    """All of Numba's nopython pipeline, plus the counted ``range`` loops."""
+
+    def define_pipelines(self):
+        pipeline = DefaultPassBuilder.define_nopython_pipeline(self.state)
+        pipeline.add_pass_after(CountedRangeLoops, IRProcessing)
+        pipeline.finalize()
+        return [pipeline]
+
+
+def test_the_passes_left_out_change_nothing_in_the_machine_code():
     # a tiled, vectorized, unrolled matmul: loops, ramps, broadcasts, an init loop; built
     # first, so that its calls' types are known when it is compiled again below
     sch = tile_matmul(make_matmul(64), 8, 16, 4, vectorize=True, unroll=True)
     source = numba_cpu.build(sch.mod["main"], name="main", cache=False).source
     assert "ramp(" in source
-    assert _optimized_llvm(source, KernelCompiler) == _optimized_llvm(source, Compiler)
+    assert _optimized_llvm(source, KernelCompiler) == _optimized_llvm(source,
+                                                                      NumbasPipelineCountingLoops)
 
 
 def test_a_kernel_of_parallel_loops_compiles_through_numbas_own_pipeline():
