@@ -24,8 +24,9 @@ the argument types; registering new overloads for a function gives it a new type
 stale answer is reused.
 
 Its ``for`` loops over ``range`` are compiled as counted loops (``counted_range``: no
-trip-count division, no zero-step check; ~12 % less to compile a distinct ``mm_relu``
-schedule).
+trip-count division, no zero-step check): half the LLVM for Numba to build and LLVM to
+optimize; with the views built in registers (``views``), a distinct ``mm_relu`` schedule
+compiles with ~11 % fewer instructions executed.
 
 A kernel of parallel loops (``prange``: Numba's parfor passes expect closures inlined) or
 in object mode is compiled with Numba's default pipeline.
