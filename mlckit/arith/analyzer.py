@@ -404,10 +404,19 @@ class Analyzer:
                 return quot
             rest.const -= k * c
             return rest
-        if not is_div and rest.is_const():
-            return _Lin(dtype, {}, rest.const % c)
-        cls = E.FloorDiv if is_div else E.FloorMod
-        return self._atom(cls(self._to_expr(lin), IntImm(dtype, c)))
+        if not is_div:
+            if rest.is_const():
+                return _Lin(dtype, {}, rest.const % c)
+            # x * (k * c) + y + d  ->  (y + d % c) % c, as TVM's simplifier writes it
+            return self._atom(E.FloorMod(self._to_expr(rest), IntImm(dtype, c)))
+        if not quot.terms:
+            return self._atom(E.FloorDiv(self._to_expr(lin), IntImm(dtype, c)))
+        # x * (k * c) + y + d  ->  x * k + (y + d) // c (exact for floor division; TVM keeps
+        # the constant inside the division)
+        inner = _Lin(dtype, {key: [atom, coef] for key, (atom, coef) in rest.terms.items()},
+                     lin.const)
+        quot.const = 0
+        return quot.iadd(self._atom(E.FloorDiv(self._to_expr(inner), IntImm(dtype, c))))
 
     def _merge(self, lin: _Lin) -> _Lin:
         """``x // c * c + x % c`` is ``x``; ``x % c1 // c2 * c2 + x % c2`` is ``x % c1``."""
