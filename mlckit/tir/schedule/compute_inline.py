@@ -50,6 +50,20 @@ def _distinct_vars(indices, block):
     return len({id(i) for i in indices}) == len(indices) == len(ids)
 
 
+def _iterators_in_order(indices, block) -> bool:
+    """The store indices are ``block``'s iterators in their order, a unit iterator from 0
+    possibly written ``0`` (TVM's compute_inline substitutes these directly; any other map,
+    a permutation included, goes through its inverse)."""
+    if len(indices) != len(block.iter_vars):
+        return False
+    for index, iv in zip(indices, block.iter_vars):
+        unit_from_zero = all(isinstance(x, E.IntImm) and x.value == v for x, v in
+                             ((index, 0), (iv.dom.min, 0), (iv.dom.extent, 1)))
+        if index is not iv.var and not unit_from_zero:
+            return False
+    return True
+
+
 def _iterators_from(indices, block, outputs, units_first: bool = False):
     """``block``'s iterators (Var -> PrimExpr) written in ``outputs``, the values that
     ``indices`` (a one-to-one affine map of them) take; a unit iterator the map leaves out
@@ -68,12 +82,11 @@ def _iterators_from(indices, block, outputs, units_first: bool = False):
 def _stored_value_at(prim, block, store):
     """The value ``block`` stores, as a function of the indices a consumer loads it at: its
     iterators replaced by those indices (TVM: directly when the store indices are the
-    iterators, else through the inverse of their map, over placeholders ``ph_*``)."""
-    if _distinct_vars(store.indices, block):
-        positions = {id(iv.var): k for k, iv in enumerate(block.iter_vars)}
-        order = [positions[id(i)] for i in store.indices]
+    iterators in order, else through the inverse of their map, over placeholders ``ph_*``,
+    a unit iterator its minimum)."""
+    if _iterators_in_order(store.indices, block):
         return lambda idx: substitute(store.value, {
-            block.iter_vars[order[d]].var: idx[d] for d in range(len(idx))})
+            iv.var: i for iv, i in zip(block.iter_vars, idx)})
     holders = [Var(f"ph_{d}", i.dtype) for d, i in enumerate(store.indices)]
     inverse = _iterators_from(store.indices, block, holders, units_first=True)
     if inverse is None:

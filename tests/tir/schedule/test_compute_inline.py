@@ -248,3 +248,38 @@ def test_compute_inline_through_a_map_writes_a_unit_iterator_as_its_minimum():
     sch.compute_inline(sch.get_block("B"))
     check(sch, scale_add_batch1_inlined)
     verify_numeric(scale_add_batch1, sch.mod)
+
+
+@T.prim_func
+def scale_add_permuted_store(A: T.Buffer((1, 4, 6), "float32"),
+                             C: T.Buffer((1, 6, 4), "float32")):
+    B = T.alloc_buffer((6, 1, 4), "float32")
+    for b, i, j in T.grid(1, 4, 6):
+        with T.block("B"):
+            vb, vi, vj = T.axis.remap("SSS", [b, i, j])
+            B[vj, vb, vi] = A[vb, vi, vj] * T.float32(2)
+    for b, j, i in T.grid(1, 6, 4):
+        with T.block("C"):
+            vb, vj, vi = T.axis.remap("SSS", [b, j, i])
+            C[vb, vj, vi] = B[vj, vb, vi] + T.float32(1)
+
+
+@T.prim_func
+def scale_add_permuted_store_inlined(A: T.Buffer((1, 4, 6), "float32"),
+                                     C: T.Buffer((1, 6, 4), "float32")):
+    for b, j, i in T.grid(1, 6, 4):
+        with T.block("C"):
+            vb, vj, vi = T.axis.remap("SSS", [b, j, i])
+            T.reads(A[0, vi, vj])
+            T.writes(C[vb, vj, vi])
+            C[vb, vj, vi] = A[0, vi, vj] * T.float32(2) + T.float32(1)
+
+
+def test_compute_inline_of_a_permuted_store_goes_through_its_inverse():
+    # as TVM: only a store at the iterators in their order is substituted directly; a
+    # permutation (B[vj, vb, vi]) is a map like any other, its unit iterator vb its minimum
+    sch = tir.Schedule(scale_add_permuted_store, debug_mask="all")
+    sch.compute_inline(sch.get_block("B"))
+    check(sch, scale_add_permuted_store_inlined)
+    verify_numeric(scale_add_permuted_store, sch.mod)
+    verify_trace_roundtrip(sch, scale_add_permuted_store)
