@@ -413,8 +413,8 @@ class Analyzer:
             return self._atom(E.FloorDiv(self._to_expr(lin), IntImm(dtype, c)))
         # x * (k * c) + y + d  ->  x * k + (y + d) // c (exact for floor division; TVM keeps
         # the constant inside the division)
-        inner = _Lin(dtype, {key: [atom, coef] for key, (atom, coef) in rest.terms.items()},
-                     lin.const)
+        inner = rest.copy()
+        inner.const = lin.const
         quot.const = 0
         return quot.iadd(self._atom(E.FloorDiv(self._to_expr(inner), IntImm(dtype, c))))
 

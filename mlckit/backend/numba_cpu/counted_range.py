@@ -100,13 +100,6 @@ class _CountedRangeTemplate(AbstractTemplate):
         return signature(CountedRange(numbas.return_type.dtype), *numbas.args)
 
 
-def _struct(context, builder, typ, fields):
-    value = cgutils.get_null_value(context.get_value_type(typ))
-    for k, field in enumerate(fields):
-        value = builder.insert_value(value, field, k)
-    return value
-
-
 @lower_builtin(counted_range, types.Integer)
 @lower_builtin(counted_range, types.Integer, types.Integer)
 def _make_range(context, builder, sig, args):
@@ -114,14 +107,14 @@ def _make_range(context, builder, sig, args):
     bounds = [context.cast(builder, v, t, dtype) for v, t in zip(args, sig.args)]
     if len(bounds) == 1:
         bounds.insert(0, context.get_constant(dtype, 0))
-    return _struct(context, builder, sig.return_type, bounds)
+    return cgutils.pack_struct(builder, bounds)
 
 
 @lower_builtin("getiter", CountedRange)
 def _getiter(context, builder, sig, args):
     (value,) = args
     index = cgutils.alloca_once_value(builder, builder.extract_value(value, 0))
-    return _struct(context, builder, sig.return_type, [index, builder.extract_value(value, 1)])
+    return cgutils.pack_struct(builder, [index, builder.extract_value(value, 1)])
 
 
 @lower_builtin("iternext", CountedRangeIter)
@@ -134,7 +127,7 @@ def _iternext(context, builder, sig, args):
     less = builder.icmp_signed if sig.args[0].yield_type.signed else builder.icmp_unsigned
     valid = less("<", index, stop)
     builder.store(builder.add(index, index.type(1)), pointer)
-    return _struct(context, builder, sig.return_type, [index, valid])
+    return cgutils.pack_struct(builder, [index, valid])
 
 
 @register_pass(mutates_CFG=False, analysis_only=False)
@@ -144,7 +137,7 @@ class CountedRangeLoops(FunctionPass):
 
     _name = "counted_range_loops"
 
-    def __init__(self):
+    def __init__(self):  # abstract in Numba's CompilerPass
         FunctionPass.__init__(self)
 
     def run_pass(self, state):

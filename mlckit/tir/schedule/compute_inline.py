@@ -50,18 +50,22 @@ def _distinct_vars(indices, block):
     return len({id(i) for i in indices}) == len(indices) == len(ids)
 
 
+def _is_int(e, value: int | None = None) -> bool:
+    return isinstance(e, E.IntImm) and (value is None or e.value == value)
+
+
+def _is_unit(iv) -> bool:
+    """An iterator of one value, a constant."""
+    return _is_int(iv.dom.extent, 1) and _is_int(iv.dom.min)
+
+
 def _iterators_in_order(indices, block) -> bool:
     """The store indices are ``block``'s iterators in their order, a unit iterator from 0
     possibly written ``0`` (TVM's compute_inline substitutes these directly; any other map,
     a permutation included, goes through its inverse)."""
-    if len(indices) != len(block.iter_vars):
-        return False
-    for index, iv in zip(indices, block.iter_vars):
-        unit_from_zero = all(isinstance(x, E.IntImm) and x.value == v for x, v in
-                             ((index, 0), (iv.dom.min, 0), (iv.dom.extent, 1)))
-        if index is not iv.var and not unit_from_zero:
-            return False
-    return True
+    return len(indices) == len(block.iter_vars) and all(
+        index is iv.var or (_is_unit(iv) and _is_int(iv.dom.min, 0) and _is_int(index, 0))
+        for index, iv in zip(indices, block.iter_vars))
 
 
 def _iterators_from(indices, block, outputs, units_first: bool = False):
@@ -73,8 +77,7 @@ def _iterators_from(indices, block, outputs, units_first: bool = False):
     if inverse is None:
         return None
     for iv in block.iter_vars:
-        if isinstance(iv.dom.extent, E.IntImm) and iv.dom.extent.value == 1 and \
-                isinstance(iv.dom.min, E.IntImm) and (units_first or iv.var not in inverse):
+        if _is_unit(iv) and (units_first or iv.var not in inverse):
             inverse[iv.var] = iv.dom.min
     return inverse if all(iv.var in inverse for iv in block.iter_vars) else None
 
